@@ -1,0 +1,20 @@
+// Writing a JSON string literal by hand, for the few places (log lines, fixed
+// replies) that do not go through a JSON library.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace nodeplane {
+
+// Appends `v` as a quoted JSON string, escaping quotes, backslashes and
+// control characters. Bytes >= 0x80 pass through (UTF-8 stays UTF-8).
+void AppendJsonString(std::string& out, std::string_view v);
+
+inline std::string JsonQuote(std::string_view v) {
+  std::string out;
+  AppendJsonString(out, v);
+  return out;
+}
+
+}  // namespace nodeplane

@@ -1,0 +1,155 @@
+// The deployment's configuration, as typed and validated structures.
+//
+// Loaded from TOML by config_loader.h; everything here has already passed
+// validation, so the rest of the host never re-checks a name, a duration or a
+// cross-reference (a tier's site is declared, a target's JIT instance exists).
+// docs/configuration.md describes every key.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "common/units.h"
+
+namespace nodeplane::config {
+
+using namespace std::chrono_literals;
+
+// Where a value was written, so later checks (a plugin refusing its config)
+// can still point at the file and line.
+struct SourceLocation {
+  std::string file;
+  uint32_t line = 0;
+  uint32_t column = 0;
+};
+
+struct TlsConfig {
+  // Names for the server certificate minted from the deployment CA at boot.
+  std::vector<std::string> server_names;
+  // Or an operator-provided certificate and key (both or neither).
+  std::string cert_file;
+  std::string key_file;
+};
+
+struct WireConfig {
+  std::string listen = "127.0.0.1:7717";
+  std::optional<TlsConfig> tls;  // absent: plain HTTP, loopback only
+  Nanos poll_window = 50s;
+  Nanos command_timeout = 10min;
+  Nanos header_timeout = 10s;
+  uint32_t max_connections = 20000;
+};
+
+// The listener for machines that hold no certificate yet (GET /v1/ca,
+// POST /v1/enroll), with its own connection budget.
+struct BootstrapConfig {
+  std::string listen;
+  uint32_t max_connections = 64;
+  uint32_t max_enrollments_in_flight = 64;
+};
+
+struct AdminConfig {
+  std::string socket = "admin.sock";  // relative paths are under state_dir
+  uint32_t mode = 0660;
+  std::string owner;  // empty: the process's own
+  std::string group;
+};
+
+struct LeaseConfig {
+  Nanos ttl = 90s;
+  Nanos reap_interval = 30s;
+};
+
+enum class Placement { kPack, kSpread };
+
+// Deployment-wide ceilings; zero means no ceiling of that kind.
+struct LimitsConfig {
+  uint32_t max_vcpu = 0;
+  uint64_t max_memory = 0;
+  Placement placement = Placement::kPack;
+};
+
+enum class GuestOS { kLinux, kMacOS, kWindows };
+enum class Provider { kProcess, kDocker, kFirecracker, kTart, kEc2 };
+
+const char* GuestOSName(GuestOS os);
+const char* ProviderName(Provider p);
+
+// What the server allows on one named host, whatever the host claims.
+struct NodePolicy {
+  std::string name;
+  std::optional<Provider> provider;  // absent: any provider the node claims
+  std::vector<GuestOS> guest_os;     // empty: every OS
+  uint32_t macos_vm_limit = 2;
+  uint32_t max_vcpu = 0;             // 0: the node's claim, unbounded
+  uint64_t max_memory = 0;
+};
+
+struct SiteConfig {
+  std::string name;   // byte-exact; never normalised
+  std::string store;  // the site's authoritative storage backend, "" when unstated
+};
+
+struct TierConfig {
+  std::string label;
+  uint32_t vcpu = 0;
+  uint64_t memory = 0;
+  std::vector<Provider> providers;  // preference order
+  GuestOS guest_os = GuestOS::kLinux;
+  std::string node;  // pin to one host; "" for any
+  std::string site;  // confine to one site; "" for any
+  std::string target;
+  std::string runner_group;
+  std::vector<std::string> labels;
+  std::string image;
+  std::vector<std::string> command;  // argv
+  uint32_t max_concurrent = 0;       // 0: uncapped
+  uint32_t reserved = 0;             // floor held for this tier
+};
+
+struct TargetConfig {
+  std::string name;
+  std::string jit;  // the plugin instance holding this target's credentials
+};
+
+enum class Interface { kLedger, kJit, kRevocation, kCachePolicy };
+const char* InterfaceName(Interface i);
+
+struct PluginInstance {
+  std::string name;
+  std::string library;  // short name, resolved in plugin_dir, or an absolute path
+  std::vector<Interface> provides;
+  std::string config_json;  // the opaque [plugins.NAME.config] table, as JSON
+  SourceLocation where;     // the instance's table header
+  bool Provides(Interface i) const;
+};
+
+struct Config {
+  std::string file;
+  std::string deployment;
+  std::string state_dir;
+  std::string plugin_dir;  // "" : the directory compiled into the host
+  LogLevel log_level = LogLevel::kInfo;
+  LogFormat log_format = LogFormat::kLogfmt;
+  WireConfig wire;
+  std::optional<BootstrapConfig> bootstrap;
+  AdminConfig admin;
+  LeaseConfig leases;
+  LimitsConfig limits;
+  std::vector<SiteConfig> sites;
+  std::vector<NodePolicy> nodes;
+  std::vector<TierConfig> tiers;
+  std::vector<TargetConfig> targets;
+  std::vector<PluginInstance> plugins;
+
+  // Validation guarantees exactly one.
+  const PluginInstance& LedgerPlugin() const;
+  // The admin socket's path with state_dir applied.
+  std::string AdminSocketPath() const;
+};
+
+}  // namespace nodeplane::config

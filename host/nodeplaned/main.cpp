@@ -1,0 +1,160 @@
+// nodeplaned: the control plane's host process.
+//
+// It loads and validates the config, prepares the state directory, serves
+// the node wire, and stops gracefully on SIGTERM or SIGINT.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "common/log.h"
+#include "config/address.h"
+#include "config/config_loader.h"
+#include "version.h"
+#include "wire/http_server.h"
+#include "wire/node_wire.h"
+
+namespace {
+
+using nodeplane::Logger;
+using nodeplane::Status;
+
+constexpr const char* kUsage =
+    "usage: nodeplaned --config FILE [--state-dir DIR]\n"
+    "       nodeplaned --check-config --config FILE\n"
+    "       nodeplaned --version\n"
+    "\n"
+    "  --config FILE      the deployment's TOML config\n"
+    "  --check-config     validate the config and exit (0 when valid)\n"
+    "  --state-dir DIR    use DIR instead of the config's state_dir\n"
+    "  --version          print the version and the plugin ABI range offered\n";
+
+struct Args {
+  std::string config;
+  std::string state_dir;
+  bool check = false;
+  bool version = false;
+};
+
+bool ParseArgs(int argc, char** argv, Args& args) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "nodeplaned: %s needs a value\n", argv[i]);
+        return false;
+      }
+      out = argv[++i];
+      return true;
+    };
+    if (a == "--config") {
+      if (!value(args.config)) return false;
+    } else if (a == "--state-dir") {
+      if (!value(args.state_dir)) return false;
+    } else if (a == "--check-config") {
+      args.check = true;
+    } else if (a == "--version") {
+      args.version = true;
+    } else if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else {
+      std::fprintf(stderr, "nodeplaned: unknown argument \"%s\"\n%s", argv[i], kUsage);
+      return false;
+    }
+  }
+  if (!args.version && args.config.empty()) {
+    std::fprintf(stderr, "nodeplaned: --config FILE is required\n%s", kUsage);
+    return false;
+  }
+  return true;
+}
+
+Status PrepareStateDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Unavailable("cannot create state directory " + dir + ": " + ec.message());
+  if (::chmod(dir.c_str(), 0700) != 0) {
+    return Status::Unavailable("cannot set mode 0700 on state directory " + dir + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+int Serve(const nodeplane::config::Config& cfg, Logger& log) {
+  // Block the stop signals before any thread starts, so every thread inherits
+  // the mask and only the sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  if (Status s = PrepareStateDir(cfg.state_dir); !s.ok()) {
+    log.Error("host.state_dir_failed", {{"error", s.message()}});
+    return 1;
+  }
+
+  auto listen = nodeplane::config::ParseListenAddress(cfg.wire.listen);
+  nodeplane::wire::NodeWire routes(cfg.deployment);
+  nodeplane::wire::ListenerOptions opts;
+  opts.name = "wire";
+  opts.host = listen->host;
+  opts.port = listen->port;
+  opts.max_connections = cfg.wire.max_connections;
+  opts.header_timeout = cfg.wire.header_timeout;
+  nodeplane::wire::HttpServer wire(opts, routes, log);
+  if (Status s = wire.Start(); !s.ok()) {
+    log.Error("wire.listen_failed", {{"error", s.message()}});
+    return 1;
+  }
+  log.Info("host.started", {{"deployment", cfg.deployment},
+                            {"version", NODEPLANE_VERSION},
+                            {"state_dir", cfg.state_dir},
+                            {"wire", listen->host + ":" + std::to_string(wire.port())},
+                            {"tls", cfg.wire.tls.has_value()}});
+  log.Info("host.healthy", {{"url", "http://" + listen->host + ":" + std::to_string(wire.port()) + "/healthz"}});
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  log.Info("host.stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  wire.Stop();
+  log.Info("host.stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!ParseArgs(argc, argv, args)) return 2;
+  if (args.version) {
+    std::printf("nodeplaned %s\nplugin ABI %d..%d\nplugin directory %s\n", NODEPLANE_VERSION,
+                NODEPLANE_ABI_MIN, NODEPLANE_ABI_MAX, NODEPLANE_PLUGIN_DIR);
+    return 0;
+  }
+
+  nodeplane::config::LoadResult loaded = nodeplane::config::LoadConfigFile(args.config);
+  if (!loaded.ok()) {
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "%s\n", e.ToString().c_str());
+    std::fprintf(stderr, "nodeplaned: %zu problem%s in %s\n", loaded.errors.size(),
+                 loaded.errors.size() == 1 ? "" : "s", args.config.c_str());
+    return 1;
+  }
+  nodeplane::config::Config cfg = std::move(*loaded.config);
+  if (!args.state_dir.empty()) cfg.state_dir = std::filesystem::absolute(args.state_dir).string();
+
+  if (args.check) {
+    std::printf("%s: ok (deployment \"%s\", %zu tier%s, %zu plugin instance%s)\n", args.config.c_str(),
+                cfg.deployment.c_str(), cfg.tiers.size(), cfg.tiers.size() == 1 ? "" : "s",
+                cfg.plugins.size(), cfg.plugins.size() == 1 ? "" : "s");
+    return 0;
+  }
+
+  Logger log(cfg.log_level, cfg.log_format);
+  return Serve(cfg, log);
+}

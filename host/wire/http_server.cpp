@@ -1,0 +1,286 @@
+// Design notes for the HTTP listener.
+//
+// (1) Lifetime. Every open connection is owned by the server's registry; an
+//     asynchronous operation holds it too while one is pending. A Responder
+//     holds only a weak reference plus the shared Gate: it answers only while
+//     the server runs, and posts onto the connection's strand under the
+//     Gate's lock, so nothing is ever posted to an io_context that Stop() has
+//     begun to tear down.
+// (2) Budget. A connection past max_connections is accepted and closed at
+//     once, so an over-budget caller learns immediately and the kernel
+//     backlog never fills with callers we will not serve.
+// (3) Limits. A declared Content-Length over the body limit is answered 413
+//     before a byte of the body is read; a chunked body is cut off by the
+//     parser at the same limit.
+#include "wire/http_server.h"
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+
+#include "common/json_text.h"
+
+namespace nodeplane::wire {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+std::string_view HttpRequest::Header(std::string_view lower_name) const {
+  for (const auto& [k, v] : headers) {
+    if (k == lower_name) return v;
+  }
+  return {};
+}
+
+namespace {
+
+constexpr size_t kHeaderLimit = 16 * 1024;
+constexpr auto kWriteTimeout = std::chrono::seconds(60);
+
+struct Gate {
+  std::mutex mu;
+  bool open = true;
+};
+
+HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = "{\"code\":" + JsonQuote(code) + ",\"message\":" + JsonQuote(message) + "}\n";
+  return r;
+}
+
+}  // namespace
+
+class Connection;
+
+struct HttpServer::Impl {
+  Impl(ListenerOptions o, HttpHandler& h, Logger& l) : opts(std::move(o)), handler(h), log(l) {}
+
+  void Accept();
+  void Register(const std::shared_ptr<Connection>& c);
+  void Unregister(Connection* c);
+
+  ListenerOptions opts;
+  HttpHandler& handler;
+  Logger& log;
+  asio::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  std::vector<std::thread> threads;
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  std::mutex mu;  // guards connections
+  std::unordered_set<std::shared_ptr<Connection>> connections;
+  std::atomic<uint32_t> open{0};
+  uint16_t bound_port = 0;
+  bool started = false;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, HttpServer::Impl& server)
+      : stream_(std::move(socket)), server_(server) {}
+
+  void Start() { ReadHeader(); }
+
+  void Close() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Shutdown(); });
+  }
+
+ private:
+  void ReadHeader() {
+    parser_.emplace();
+    parser_->header_limit(kHeaderLimit);
+    // The body limit is checked against Content-Length by OnHeader, so the
+    // refusal can say how large the body was; it is armed before the body.
+    parser_->body_limit(boost::none);
+    stream_.expires_after(server_.opts.header_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              self->OnHeader(ec);
+                            });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (ec) return Shutdown();
+    const auto& head = parser_->get();
+    keep_alive_ = head.keep_alive();
+    if (auto len = parser_->content_length(); len && *len > server_.opts.body_limit) {
+      keep_alive_ = false;
+      return Write(ErrorResponse(413, "refused",
+                                 "request body of " + std::to_string(*len) + " bytes exceeds the limit of " +
+                                     std::to_string(server_.opts.body_limit) + " bytes"));
+    }
+    parser_->body_limit(server_.opts.body_limit);
+    stream_.expires_after(server_.opts.header_timeout);
+    http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code e, size_t) {
+      self->OnBody(e);
+    });
+  }
+
+  void OnBody(beast::error_code ec) {
+    if (ec == http::error::body_limit) {
+      keep_alive_ = false;
+      return Write(ErrorResponse(413, "refused", "request body exceeds the limit"));
+    }
+    if (ec) return Shutdown();
+    stream_.expires_never();  // the handler may hold this request (a long poll)
+    auto msg = parser_->release();
+    HttpRequest req;
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    for (const auto& field : msg) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      req.headers.emplace_back(std::move(name), std::string(field.value()));
+    }
+    req.body = std::move(msg.body());
+    std::weak_ptr<Connection> weak = shared_from_this();
+    std::shared_ptr<Gate> gate = server_.gate;
+    server_.handler.Handle(std::move(req), [weak, gate](HttpResponse resp) {
+      std::lock_guard lock(gate->mu);
+      if (!gate->open) return;
+      std::shared_ptr<Connection> self = weak.lock();
+      if (!self) return;
+      asio::post(self->stream_.get_executor(),
+                 [self, r = std::move(resp)]() mutable { self->Write(std::move(r)); });
+    });
+  }
+
+  void Write(HttpResponse r) {
+    auto res = std::make_shared<http::response<http::string_body>>();
+    res->version(11);
+    res->result(static_cast<http::status>(r.status));
+    res->set(http::field::server, "nodeplane");
+    if (!r.content_type.empty()) res->set(http::field::content_type, r.content_type);
+    res->body() = std::move(r.body);
+    res->keep_alive(keep_alive_);
+    res->prepare_payload();
+    stream_.expires_after(kWriteTimeout);
+    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, size_t) {
+      if (ec || !self->keep_alive_) return self->Shutdown();
+      self->ReadHeader();
+    });
+  }
+
+  void Shutdown() {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+    server_.Unregister(this);
+  }
+
+  beast::tcp_stream stream_;
+  HttpServer::Impl& server_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool keep_alive_ = false;
+  bool closed_ = false;
+};
+
+void HttpServer::Impl::Register(const std::shared_ptr<Connection>& c) {
+  std::lock_guard lock(mu);
+  connections.insert(c);
+  open.store(static_cast<uint32_t>(connections.size()));
+}
+
+void HttpServer::Impl::Unregister(Connection* c) {
+  std::shared_ptr<Connection> keep;  // destroyed after the lock is released
+  std::lock_guard lock(mu);
+  for (auto it = connections.begin(); it != connections.end(); ++it) {
+    if (it->get() == c) {
+      keep = *it;
+      connections.erase(it);
+      break;
+    }
+  }
+  open.store(static_cast<uint32_t>(connections.size()));
+}
+
+void HttpServer::Impl::Accept() {
+  acceptor.async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted) return;
+    if (!ec) {
+      if (open.load() >= opts.max_connections) {
+        log.Warn("wire.connection_budget_exhausted",
+                 {{"listener", opts.name}, {"max_connections", opts.max_connections}});
+        beast::error_code ignored;
+        socket.close(ignored);
+      } else {
+        auto c = std::make_shared<Connection>(std::move(socket), *this);
+        Register(c);
+        c->Start();
+      }
+    }
+    Accept();
+  });
+}
+
+HttpServer::HttpServer(ListenerOptions options, HttpHandler& handler, Logger& log)
+    : impl_(std::make_unique<Impl>(std::move(options), handler, log)) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start() {
+  Impl& s = *impl_;
+  const std::string where = s.opts.host + ":" + std::to_string(s.opts.port);
+  beast::error_code ec;
+  asio::ip::address addr;
+  if (s.opts.host == "localhost") {
+    addr = asio::ip::make_address("127.0.0.1");
+  } else {
+    addr = asio::ip::make_address(s.opts.host.empty() ? "0.0.0.0" : s.opts.host, ec);
+    if (ec) return Status::Invalid("cannot listen on " + where + ": not an IP address");
+  }
+  tcp::endpoint ep(addr, s.opts.port);
+  s.acceptor.open(ep.protocol(), ec);
+  if (!ec) s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(ep, ec);
+  if (!ec) s.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Status::Unavailable("cannot listen on " + where + ": " + ec.message());
+  s.bound_port = s.acceptor.local_endpoint().port();
+  s.Accept();
+  for (unsigned i = 0; i < std::max(1u, s.opts.threads); ++i) {
+    s.threads.emplace_back([&s] { s.ioc.run(); });
+  }
+  s.started = true;
+  return Status::Ok();
+}
+
+uint16_t HttpServer::port() const { return impl_->bound_port; }
+
+uint32_t HttpServer::open_connections() const { return impl_->open.load(); }
+
+void HttpServer::Stop() {
+  Impl& s = *impl_;
+  if (!s.started) return;
+  s.started = false;
+  {
+    std::lock_guard lock(s.gate->mu);
+    s.gate->open = false;
+  }
+  asio::post(s.ioc, [&s] {
+    beast::error_code ignored;
+    s.acceptor.close(ignored);
+  });
+  std::vector<std::shared_ptr<Connection>> all;
+  {
+    std::lock_guard lock(s.mu);
+    all.assign(s.connections.begin(), s.connections.end());
+  }
+  for (auto& c : all) c->Close();
+  all.clear();
+  // Every connection is closing; run() returns once their handlers finish.
+  for (std::thread& t : s.threads) t.join();
+  s.threads.clear();
+}
+
+}  // namespace nodeplane::wire

@@ -1,0 +1,87 @@
+// An HTTP/1.1 listener with a connection budget, a header read timeout and a
+// body limit, that hands each request to an HttpHandler.
+//
+// Boost.Beast and Asio stay inside http_server.cpp: nothing that includes
+// this header pulls them in.
+//
+// Timeouts: the request head must arrive within `header_timeout`, and the
+// body within the same again; once a request is whole, nothing times the
+// connection out while the handler holds it, because a long poll is a request
+// that is answered late on purpose.
+//
+// Threading: the server runs its own I/O threads. Handle() is called on one
+// of them and must not block; it answers through the Responder, exactly
+// once, from any thread, now or later.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/log.h"
+#include "common/status.h"
+#include "common/units.h"
+
+namespace nodeplane::wire {
+
+struct HttpRequest {
+  std::string method;
+  std::string target;  // path and query, as sent
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string body;
+  // The header's value, or "" when absent.
+  std::string_view Header(std::string_view lower_name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type;  // "" for no body
+  std::string body;
+};
+
+using Responder = std::function<void(HttpResponse)>;
+
+class HttpHandler {
+ public:
+  virtual ~HttpHandler() = default;
+  virtual void Handle(HttpRequest request, Responder respond) = 0;
+};
+
+struct ListenerOptions {
+  std::string name;  // for logs: "wire", "bootstrap"
+  std::string host;
+  uint16_t port = 0;  // 0: the kernel chooses; see HttpServer::port()
+  uint32_t max_connections = 1024;
+  Nanos header_timeout = std::chrono::seconds(10);
+  size_t body_limit = 1 << 20;
+  unsigned threads = 1;
+};
+
+class HttpServer {
+ public:
+  // `handler` and `log` are borrowed and must outlive the server.
+  HttpServer(ListenerOptions options, HttpHandler& handler, Logger& log);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts serving; an error names the address and the reason.
+  Status Start();
+  // The bound port (useful when options.port was 0).
+  uint16_t port() const;
+  // Stops accepting, closes every connection and joins the I/O threads.
+  void Stop();
+  // Connections currently open (a test hook and a metric).
+  uint32_t open_connections() const;
+
+  struct Impl;  // opaque: defined, with Beast, in http_server.cpp
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nodeplane::wire

@@ -1,0 +1,17 @@
+#!/bin/bash
+# README command two: set up, build, and run every test. In CI (CI=true) the
+# build uses -Werror and the unit tests also run under AddressSanitizer with
+# UndefinedBehaviorSanitizer, and under ThreadSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash packaging/setup-deps.sh
+
+bash packaging/build.sh build
+(cd build && ctest -j2 --output-on-failure)
+
+if [ "${CI:-}" = true ] || [ "${NODEPLANE_SANITIZERS:-}" = 1 ]; then
+  bash packaging/build.sh build-asan -DNODEPLANE_ASAN=ON -DNODEPLANE_UBSAN=ON -DCMAKE_BUILD_TYPE=Debug
+  (cd build-asan && ctest -j2 -L unit --output-on-failure)
+  bash packaging/build.sh build-tsan -DNODEPLANE_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j2 -L unit --output-on-failure)
+fi

@@ -1,0 +1,190 @@
+// The HTTP listener's limits, over real loopback sockets. Tests wait on
+// observable state (a parked request, a count of open connections, a closed
+// socket), never on a sleep.
+#include "wire/http_server.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "raw_http.h"
+#include "wire/node_wire.h"
+
+namespace nodeplane::wire {
+namespace {
+
+using nodeplane::testing::RawConnection;
+
+// Parks every request until the test answers it.
+class ParkingHandler : public HttpHandler {
+ public:
+  void Handle(HttpRequest request, Responder respond) override {
+    std::lock_guard lock(mu_);
+    parked_.push_back({std::move(request), std::move(respond)});
+    cv_.notify_all();
+  }
+  std::pair<HttpRequest, Responder> WaitForParked() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !parked_.empty(); });
+    auto p = std::move(parked_.front());
+    parked_.erase(parked_.begin());
+    return p;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<HttpRequest, Responder>> parked_;
+};
+
+ListenerOptions Loopback() {
+  ListenerOptions o;
+  o.name = "test";
+  o.host = "127.0.0.1";
+  o.port = 0;
+  return o;
+}
+
+void WaitForOpenConnections(const HttpServer& s, uint32_t n) {
+  while (s.open_connections() != n) std::this_thread::yield();
+}
+
+TEST(HttpServer, ServesHealth) {
+  Logger log(LogLevel::kError);
+  NodeWire routes("demo");
+  HttpServer server(Loopback(), routes, log);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::string r = c.ReadResponse();
+  EXPECT_NE(r.find("HTTP/1.1 200"), std::string::npos) << r;
+  EXPECT_NE(r.find(R"({"status":"ok","deployment":"demo"})"), std::string::npos) << r;
+  // Keep-alive: a second request on the same connection.
+  ASSERT_TRUE(c.Send("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"));
+  r = c.ReadResponse();
+  EXPECT_NE(r.find("HTTP/1.1 404"), std::string::npos) << r;
+  EXPECT_NE(r.find(R"("code":"not_found")"), std::string::npos) << r;
+}
+
+TEST(HttpServer, RefusesAnOversizedBodyBeforeReadingIt) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  ListenerOptions o = Loopback();
+  o.body_limit = 1 << 20;
+  HttpServer server(o, handler, log);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection c(server.port());
+  // 1 MiB + 1 announced, not one byte of it sent.
+  ASSERT_TRUE(c.Send("POST /v1/register HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n"));
+  bool closed = false;
+  std::string r = c.ReadUntilClose(&closed);
+  EXPECT_NE(r.find("HTTP/1.1 413"), std::string::npos) << r;
+  EXPECT_NE(r.find("exceeds the limit of 1048576 bytes"), std::string::npos) << r;
+  EXPECT_TRUE(closed);
+}
+
+TEST(HttpServer, RefusesAnOversizedChunkedBody) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  ListenerOptions o = Loopback();
+  o.body_limit = 16;
+  HttpServer server(o, handler, log);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.Send("POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n" +
+                     std::string(32, 'a') + "\r\n0\r\n\r\n"));
+  std::string r = c.ReadUntilClose();
+  EXPECT_NE(r.find("HTTP/1.1 413"), std::string::npos) << r;
+}
+
+TEST(HttpServer, DisconnectsAClientThatSendsHeadersSlowly) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  ListenerOptions o = Loopback();
+  o.header_timeout = std::chrono::milliseconds(200);
+  HttpServer server(o, handler, log);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n"));  // never finishes the head
+  bool closed = false;
+  std::string r = c.ReadUntilClose(&closed);
+  EXPECT_TRUE(closed) << "the server kept a half-sent request open";
+  EXPECT_EQ(r, "");
+  WaitForOpenConnections(server, 0);
+}
+
+TEST(HttpServer, NoTimeoutCutsAParkedRequest) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  ListenerOptions o = Loopback();
+  o.header_timeout = std::chrono::milliseconds(50);
+  HttpServer server(o, handler, log);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.Send("POST /v1/nodes/n1/poll HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"));
+  auto [req, respond] = handler.WaitForParked();
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.target, "/v1/nodes/n1/poll");
+  EXPECT_EQ(req.body, "{}");
+  // Prove the header timeout has had time to fire: a second connection that
+  // never finishes its head is closed by it. The parked poll must survive.
+  RawConnection slow(server.port());
+  ASSERT_TRUE(slow.Send("GET / HTTP/1.1\r\n"));
+  bool slow_closed = false;
+  slow.ReadUntilClose(&slow_closed);
+  ASSERT_TRUE(slow_closed);
+  std::thread answer([respond = respond] { respond(HttpResponse{204, "", ""}); });
+  std::string r = c.ReadResponse();
+  answer.join();
+  EXPECT_NE(r.find("HTTP/1.1 204"), std::string::npos) << r;
+}
+
+TEST(HttpServer, ClosesConnectionsPastTheBudget) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  ListenerOptions o = Loopback();
+  o.max_connections = 2;
+  HttpServer server(o, handler, log);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection a(server.port()), b(server.port());
+  WaitForOpenConnections(server, 2);
+  RawConnection over(server.port());
+  bool closed = false;
+  over.ReadUntilClose(&closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(server.open_connections(), 2u);
+}
+
+TEST(HttpServer, StopsWithARequestParkedAndIgnoresALateAnswer) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  auto server = std::make_unique<HttpServer>(Loopback(), handler, log);
+  ASSERT_TRUE(server->Start().ok());
+  RawConnection c(server->port());
+  ASSERT_TRUE(c.Send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n"));
+  auto parked = handler.WaitForParked();
+  server->Stop();
+  server.reset();
+  parked.second(HttpResponse{200, "text/plain", "late"});  // must be a harmless no-op
+  bool closed = false;
+  EXPECT_EQ(c.ReadUntilClose(&closed), "");
+  EXPECT_TRUE(closed);
+}
+
+TEST(HttpServer, ReportsAnAddressItCannotBind) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  HttpServer first(Loopback(), handler, log);
+  ASSERT_TRUE(first.Start().ok());
+  ListenerOptions o = Loopback();
+  o.port = first.port();
+  HttpServer second(o, handler, log);
+  Status s = second.Start();
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(s.message().find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nodeplane::wire
