@@ -4,8 +4,7 @@
 
 namespace nodeplane {
 
-void AppendJsonString(std::string& out, std::string_view v) {
-  out.push_back('"');
+void AppendJsonEscaped(std::string& out, std::string_view v) {
   for (char c : v) {
     switch (c) {
       case '"': out.append("\\\""); break;
@@ -23,6 +22,11 @@ void AppendJsonString(std::string& out, std::string_view v) {
         }
     }
   }
+}
+
+void AppendJsonString(std::string& out, std::string_view v) {
+  out.push_back('"');
+  AppendJsonEscaped(out, v);
   out.push_back('"');
 }
 

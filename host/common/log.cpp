@@ -1,15 +1,15 @@
 #include "common/log.h"
 
-#include "common/json_text.h"
-
 #include <chrono>
 #include <ctime>
+
+#include "common/json_text.h"
 
 namespace nodeplane {
 namespace {
 
-// logfmt: bare when the value is a plain token, else double-quoted with \" and
-// \\ escaped; control characters are escaped so one event stays one line.
+// logfmt: bare when the value is a plain token, else quoted and escaped as a
+// JSON string, so one event stays one line whatever the value holds.
 void AppendLogfmtValue(std::string& out, std::string_view v) {
   bool bare = !v.empty();
   for (char c : v) {
@@ -23,23 +23,7 @@ void AppendLogfmtValue(std::string& out, std::string_view v) {
     return;
   }
   out.push_back('"');
-  for (char c : v) {
-    switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
-          out.append(buf);
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
+  AppendJsonEscaped(out, v);
   out.push_back('"');
 }
 

@@ -249,6 +249,37 @@ class TableReader {
     return std::nullopt;
   }
 
+  // An array of words from a fixed set, each at most once. `what` names one
+  // element in messages ("provider"); `missing_hint` makes the key required.
+  template <typename E>
+  std::optional<std::vector<E>> EnumArray(std::string_view key, const std::vector<std::pair<const char*, E>>& words,
+                                          std::string_view what, bool allow_empty,
+                                          std::string_view missing_hint = {}) {
+    std::vector<SourceLocation> where;
+    std::optional<std::vector<std::string>> items = StringArray(key, &where);
+    if (!items) {
+      if (!missing_hint.empty() && table_.get(key) == nullptr) Missing(key, missing_hint);
+      return std::nullopt;
+    }
+    if (items->empty() && !allow_empty) {
+      diag_.Add(table_.source(), KeyPath(key), "must name at least one " + std::string(what));
+    }
+    std::vector<E> out;
+    for (size_t i = 0; i < items->size(); ++i) {
+      const std::string& word = (*items)[i];
+      auto it = std::find_if(words.begin(), words.end(), [&](const auto& w) { return word == w.first; });
+      if (it == words.end()) {
+        diag_.Add(where[i], KeyPath(key),
+                  "unknown " + std::string(what) + " \"" + word + "\"; expected one of " + WordList(words));
+      } else if (std::find(out.begin(), out.end(), it->second) != out.end()) {
+        diag_.Add(where[i], KeyPath(key), "\"" + word + "\" is listed twice");
+      } else {
+        out.push_back(it->second);
+      }
+    }
+    return out;
+  }
+
   const toml::table* SubTable(std::string_view key) {
     const toml::node* n = Get(key);
     if (n == nullptr) return nullptr;
@@ -328,14 +359,6 @@ const std::vector<std::pair<const char*, GuestOS>> kGuestOSes = {
 const std::vector<std::pair<const char*, Interface>> kInterfaces = {
     {"ledger", Interface::kLedger}, {"jit", Interface::kJit},
     {"revocation", Interface::kRevocation}, {"cache_policy", Interface::kCachePolicy}};
-
-template <typename E>
-std::optional<E> WordOf(const std::vector<std::pair<const char*, E>>& words, std::string_view w) {
-  for (const auto& [word, value] : words) {
-    if (w == word) return value;
-  }
-  return std::nullopt;
-}
 
 // Iterates a table of named sub-tables ([sites.NAME], [tiers.NAME], ...),
 // checking each name, and calls `each` with a reader for the sub-table.
@@ -528,17 +551,7 @@ class Loader {
     NodePolicy n;
     n.name = name;
     n.provider = r.Enum<Provider>("provider", kProviders);
-    std::vector<SourceLocation> where;
-    if (auto oses = r.StringArray("guest_os", &where)) {
-      for (size_t i = 0; i < oses->size(); ++i) {
-        if (auto os = WordOf(kGuestOSes, (*oses)[i])) {
-          n.guest_os.push_back(*os);
-        } else {
-          diag_.Add(where[i], r.KeyPath("guest_os"),
-                    "unknown guest OS \"" + (*oses)[i] + "\"; expected \"linux\", \"macos\" or \"windows\"");
-        }
-      }
-    }
+    if (auto oses = r.EnumArray("guest_os", kGuestOSes, "guest OS", true)) n.guest_os = *oses;
     r.UInt32("macos_vm_limit", n.macos_vm_limit, 0, 1000);
     r.UInt32("max_vcpu", n.max_vcpu, 1, 1'000'000);
     r.Size("max_memory", n.max_memory);
@@ -560,24 +573,8 @@ class Loader {
       }
       p.library = lib;
     }
-    std::vector<SourceLocation> where;
-    if (auto provides = r.StringArray("provides", &where)) {
-      for (size_t i = 0; i < provides->size(); ++i) {
-        if (auto iface = WordOf(kInterfaces, (*provides)[i])) {
-          if (p.Provides(*iface)) {
-            diag_.Add(where[i], r.KeyPath("provides"), "\"" + (*provides)[i] + "\" is listed twice");
-          } else {
-            p.provides.push_back(*iface);
-          }
-        } else {
-          diag_.Add(where[i], r.KeyPath("provides"),
-                    "unknown interface \"" + (*provides)[i] +
-                        "\"; expected \"ledger\", \"jit\", \"revocation\" or \"cache_policy\"");
-        }
-      }
-      if (provides->empty()) diag_.Add(r.where(), r.KeyPath("provides"), "must name at least one interface");
-    } else if (r.Get("provides") == nullptr) {
-      r.Missing("provides", "an array such as [\"ledger\"]");
+    if (auto provides = r.EnumArray("provides", kInterfaces, "interface", false, "an array such as [\"ledger\"]")) {
+      p.provides = *provides;
     }
     if (const toml::table* c = r.SubTable("config")) {
       std::ostringstream json;
@@ -606,20 +603,9 @@ class Loader {
     if (auto v = r.Integer("vcpu", 1, 100'000)) t.vcpu = static_cast<uint32_t>(*v);
     else if (r.Get("vcpu") == nullptr) r.Missing("vcpu", "a positive integer");
     r.Size("memory", t.memory, true);
-    std::vector<SourceLocation> where;
-    if (auto providers = r.StringArray("providers", &where)) {
-      for (size_t i = 0; i < providers->size(); ++i) {
-        if (auto p = WordOf(kProviders, (*providers)[i])) {
-          t.providers.push_back(*p);
-        } else {
-          diag_.Add(where[i], r.KeyPath("providers"),
-                    "unknown provider \"" + (*providers)[i] +
-                        "\"; expected \"process\", \"docker\", \"firecracker\", \"tart\" or \"ec2\"");
-        }
-      }
-      if (providers->empty()) diag_.Add(r.where(), r.KeyPath("providers"), "must name at least one provider");
-    } else if (r.Get("providers") == nullptr) {
-      r.Missing("providers", "an array of providers in preference order, such as [\"process\"]");
+    if (auto providers = r.EnumArray("providers", kProviders, "provider", false,
+                                     "an array of providers in preference order, such as [\"process\"]")) {
+      t.providers = *providers;
     }
     if (auto os = r.Enum<GuestOS>("guest_os", kGuestOSes)) t.guest_os = *os;
     if (auto v = r.Name("node"); v.present) {
