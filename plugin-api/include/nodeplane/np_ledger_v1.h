@@ -1,0 +1,467 @@
+/*
+ * nodeplane plugin C ABI: the ledger, interface "nodeplane.ledger" major 1.
+ *
+ * The ledger is the durable record of capacity: leases and their fencing
+ * epochs, registered nodes, job history, admission and the compute barrier,
+ * join tokens, enrollments, issued certificates and revocations. The host's
+ * Plane, wire and admin API use it through this vtable only.
+ *
+ * CONTRACT (the conformance suite, tests/conformance, checks every clause):
+ *   - Every operation is ONE ATOMIC TRANSACTION. Writes are serialized with
+ *     every other writer of the same ledger (across processes, too): escrow
+ *     measures headroom and inserts in one write, so two callers can never
+ *     escrow the same capacity.
+ *   - Reads come from one consistent snapshot and never wait on the writer.
+ *   - Lease writes are FENCED on the lease's epoch: a caller holding an older
+ *     epoch gets NP_FENCED, checked before anything else about the lease
+ *     (including whether it is terminal). MarkDeregistered is the exception:
+ *     monotonic and unfenced.
+ *   - A stale fence on NodeGone, ResolveQuarantineFor and the barrier
+ *     operations is a silent no-op (NP_OK), never an error.
+ *   - "now" is always host->wall_clock_ns(); no operation reads another clock.
+ *   - A failure to reach or write the store is NP_UNAVAILABLE with
+ *     retryable = 1, never a verdict code.
+ *   - Calls may arrive concurrently on one instance from the host's pool.
+ *
+ * Strings are NUL-terminated UTF-8; "" means absent for optional strings.
+ * Every record below is borrowed by its sink until the sink returns.
+ */
+#ifndef NODEPLANE_NP_LEDGER_V1_H
+#define NODEPLANE_NP_LEDGER_V1_H
+
+#include "nodeplane/np_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NP_LEDGER_INTERFACE "nodeplane.ledger"
+#define NP_LEDGER_MAJOR 1u
+
+/* Lease phases (stable numbers). done and failed are terminal. */
+#define NP_PHASE_CAPACITY 1   /* escrowed, not yet assigned a job */
+#define NP_PHASE_ASSIGNED 2   /* a job is assigned */
+#define NP_PHASE_LAUNCHING 3  /* a node is starting the runner */
+#define NP_PHASE_ONLINE 4     /* the runner is up */
+#define NP_PHASE_BUSY 5       /* the runner runs the job */
+#define NP_PHASE_CUSTODY 6    /* the node holds compute the plane stopped waiting for */
+#define NP_PHASE_TEARDOWN 7   /* being destroyed */
+#define NP_PHASE_QUARANTINE 8 /* expired while compute may still exist; capacity stays charged */
+#define NP_PHASE_DONE 9
+#define NP_PHASE_FAILED 10
+
+#define NP_PLACEMENT_PACK 0
+#define NP_PLACEMENT_SPREAD 1
+
+#define NP_ENROLLMENT_PENDING 1
+#define NP_ENROLLMENT_APPROVED 2
+#define NP_ENROLLMENT_DENIED 3
+
+/* ---- The catalogue: what the server's config says ----------------------- */
+
+typedef struct np_tier_v1 {
+  uint32_t struct_size;
+  const char* label;
+  int64_t vcpu;
+  int64_t memory;                /* bytes */
+  const char* const* providers;  /* preference order */
+  uint32_t n_providers;
+  const char* guest_os;          /* "linux", "macos", "windows" */
+  const char* node;              /* pin, "" for any */
+  const char* site;              /* confine, "" for any */
+  uint32_t max_concurrent;       /* 0: uncapped */
+  uint32_t reserved;             /* floor */
+} np_tier_v1;
+
+typedef struct np_node_policy_v1 {
+  uint32_t struct_size;
+  const char* name;
+  const char* provider;          /* "" : any */
+  const char* const* guest_os;   /* empty: every OS */
+  uint32_t n_guest_os;
+  uint32_t macos_vm_limit;
+  int64_t max_vcpu;              /* 0: the node's claim */
+  int64_t max_memory;
+} np_node_policy_v1;
+
+/* Arrays are arrays of pointers, so each element carries its own
+ * struct_size and may grow independently. */
+typedef struct np_catalog_v1 {
+  uint32_t struct_size;
+  int64_t lease_ttl_ns;
+  int64_t max_vcpu;              /* deployment ceilings; 0: none */
+  int64_t max_memory;
+  uint32_t placement;            /* NP_PLACEMENT_* */
+  const np_tier_v1* const* tiers;
+  uint32_t n_tiers;
+  const np_node_policy_v1* const* nodes;
+  uint32_t n_nodes;
+} np_catalog_v1;
+
+/* ---- Records ------------------------------------------------------------ */
+
+typedef struct np_lease_v1 {
+  uint32_t struct_size;
+  const char* id;                /* 32 lowercase hex */
+  const char* tier;
+  const char* node;              /* the node that bound it; "" until bound */
+  const char* target_node;       /* the node escrow chose */
+  int32_t phase;                 /* NP_PHASE_* */
+  int64_t epoch;
+  int64_t vcpu;                  /* charged */
+  int64_t memory;
+  int64_t requested_vcpu;
+  int64_t requested_memory;
+  const char* instance_type;
+  int64_t run_id;                /* 0: none */
+  int64_t request_id;            /* 0: none */
+  int64_t created_at_ns;
+  int64_t heartbeat_at_ns;
+  int64_t expires_at_ns;
+  int64_t held_at_ns;            /* 0: no proof obligation */
+  const char* guest_os;
+  const char* providers;         /* comma list, preference order */
+  const char* chosen_provider;
+  const char* site;
+  const char* failure_reason;
+  const char* holder_incarnation;
+  uint32_t force_release;
+  uint32_t deregistered;
+  uint32_t macos_slot;
+} np_lease_v1;
+
+typedef struct np_lease_sink {
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_lease_v1* lease);
+} np_lease_sink;
+
+typedef struct np_node_registration_v1 {
+  uint32_t struct_size;
+  const char* name;
+  const char* provider;
+  const char* site;              /* "" : unsited */
+  const char* incarnation;       /* 32 lowercase hex, "" when the node sent none */
+  int64_t total_vcpu;            /* the node's claim; the catalogue caps it */
+  int64_t total_memory;
+  int32_t wire_version;          /* negotiated */
+  const char* release;           /* the node's build, reported only */
+} np_node_registration_v1;
+
+typedef struct np_node_v1 {
+  uint32_t struct_size;
+  const char* name;
+  const char* provider;
+  const char* site;
+  const char* incarnation;
+  int64_t epoch;
+  int64_t total_vcpu;
+  int64_t total_memory;
+  int64_t last_seen_at_ns;
+  int64_t dispatch_generation;
+  int32_t wire_version;
+  uint32_t live;
+  uint32_t drained;
+  uint32_t withdrawn;
+} np_node_v1;
+
+typedef struct np_node_sink {
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_node_v1* node);
+} np_node_sink;
+
+typedef struct np_node_fence_v1 {
+  uint32_t struct_size;
+  int64_t epoch;
+  int64_t dispatch;
+  int32_t wire_version;
+  uint32_t live;                 /* carried, not part of the fence */
+} np_node_fence_v1;
+
+typedef struct np_compute_barrier_v1 {
+  uint32_t struct_size;
+  const char* id;
+  int64_t generation;            /* the admission generation it was asked at */
+  int64_t requested_at_ns;
+  const char* requested_by;
+} np_compute_barrier_v1;
+
+typedef struct np_barrier_sink {
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_compute_barrier_v1* barrier);
+} np_barrier_sink;
+
+typedef struct np_barrier_observation_v1 {
+  uint32_t struct_size;
+  const char* node;
+  const char* barrier_id;
+  int64_t fence_epoch;           /* captured BEFORE the node was asked */
+  int64_t fence_dispatch;
+  uint32_t empty;                /* the node reported running nothing */
+} np_barrier_observation_v1;
+
+typedef struct np_enrollment_v1 {
+  uint32_t struct_size;
+  const char* name;
+  const char* fingerprint;
+  const char* csr_pem;
+  const char* cert_pem;          /* "" until approved */
+  int32_t state;                 /* NP_ENROLLMENT_* */
+  int64_t requested_at_ns;
+  int64_t decided_at_ns;         /* 0 while pending */
+  const char* source;            /* "enrolled" or "issued" */
+} np_enrollment_v1;
+
+typedef struct np_enrollment_sink {
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_enrollment_v1* enrollment);
+} np_enrollment_sink;
+
+typedef struct np_join_token_v1 {
+  uint32_t struct_size;
+  const char* token_sha256;      /* hex SHA-256 of the lower-cased, trimmed secret */
+  const char* note;
+  int64_t uses_remaining;
+  int64_t created_at_ns;
+  int64_t expires_at_ns;
+} np_join_token_v1;
+
+typedef struct np_join_token_sink {
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_join_token_v1* token);
+} np_join_token_sink;
+
+typedef struct np_issued_cert_v1 {
+  uint32_t struct_size;
+  const char* serial;            /* lowercase hex, never "" */
+  const char* node;
+  const char* source;            /* "enrolled", "issued", "renewed" */
+  int64_t not_after_ns;
+  int64_t issued_at_ns;          /* set by the store on output; ignored on input */
+  uint32_t revoked;              /* output only */
+} np_issued_cert_v1;
+
+typedef struct np_cert_sink {
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_issued_cert_v1* cert);
+} np_cert_sink;
+
+typedef struct np_job_v1 {
+  uint32_t struct_size;
+  const char* lease_id;
+  const char* tier;
+  const char* node;              /* attribution: the bound or escrowed node */
+  int64_t run_id;
+  int64_t request_id;
+  int32_t conclusion;            /* 0 while in flight, else NP_PHASE_DONE / NP_PHASE_FAILED */
+  int64_t queued_at_ns;
+  int64_t assigned_at_ns;
+  int64_t started_at_ns;
+  int64_t finished_at_ns;
+  const char* failure_reason;
+} np_job_v1;
+
+typedef struct np_job_sink {
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_job_v1* job);
+} np_job_sink;
+
+/* ---- The vtable --------------------------------------------------------- *
+ * Every function takes the instance from create first and the host's
+ * np_error last, and returns NP_OK or an error code. Unless a slot says
+ * OPTIONAL it is REQUIRED. */
+
+typedef struct np_ledger_v1 {
+  uint32_t struct_size;
+  np_code (*create)(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+                    void** instance, np_error* err);
+  void (*destroy)(void* instance);
+
+  /* Installs the catalogue (tiers, node policies, ceilings, lease TTL). The
+   * host calls it after create and before anything else, and again when its
+   * config is reloaded. The store copies what it keeps. */
+  np_code (*set_catalog)(void* self, const np_catalog_v1* catalog, np_error* err);
+
+  /* ---- Creating leases ---- */
+
+  /* Measures headroom for `tier` and inserts up to min(want, headroom)
+   * leases in one transaction, each placed on a node (placement: provider
+   * preference rank, then the placement policy, then node name; pins, sites,
+   * guest OS, per-node and deployment ceilings, other tiers' floors). Puts
+   * each created lease to `out`. want = 0 creates nothing. Errors:
+   * NP_UNKNOWN_TIER, NP_ADMISSION_SEALED, NP_INVALID (want < 0). Headroom
+   * of zero is NP_OK with nothing put. */
+  np_code (*escrow)(void* self, const char* tier, int32_t want, np_lease_sink out, np_error* err);
+  /* Records the job a capacity lease now serves and opens its history:
+   * fenced; the same ids again are NP_OK, different ids NP_CONFLICT. */
+  np_code (*assign)(void* self, const char* lease_id, int64_t epoch, int64_t run_id, int64_t request_id,
+                    np_error* err);
+
+  /* ---- LeaseStore: what the node wire needs ---- */
+
+  /* Binds the lease to `node`, checking the node row (live, placement,
+   * provider, site, guest OS). The same node again is NP_OK. Errors:
+   * NP_FENCED, NP_NOT_FOUND, NP_WRONG_NODE, NP_WRONG_PROVIDER, NP_WRONG_SITE,
+   * NP_GUEST_OS_NOT_ALLOWED, NP_BAD_TRANSITION. */
+  np_code (*bind)(void* self, const char* lease_id, int64_t epoch, const char* node, const char* incarnation,
+                  np_error* err);
+  /* Moves the lease to phase `to` along a legal edge; the same phase is NP_OK
+   * without a TTL refresh. A terminal `to` archives the job. */
+  np_code (*advance)(void* self, const char* lease_id, int64_t epoch, int32_t to, const char* incarnation,
+                     np_error* err);
+  /* Extends expiry to now + TTL. NP_FORCE_RELEASE when an operator asked the
+   * holder to give the lease up (expiry is then not extended). */
+  np_code (*heartbeat)(void* self, const char* lease_id, int64_t epoch, np_error* err);
+  /* Records why an open lease will fail; the first reason wins (a different
+   * one is NP_CONFLICT). Capacity stays charged. */
+  np_code (*mark_failure)(void* self, const char* lease_id, int64_t epoch, const char* reason, np_error* err);
+  /* Changes a remote lease's shape; NP_NO_CAPACITY when it does not fit. */
+  np_code (*resize)(void* self, const char* lease_id, int64_t epoch, const char* instance_type, int64_t vcpu,
+                    int64_t memory, np_error* err);
+  /* Ends the lease with `outcome` (NP_PHASE_DONE or NP_PHASE_FAILED),
+   * freeing its capacity. The same outcome on an ended lease is NP_OK;
+   * another is NP_CONFLICT. */
+  np_code (*release)(void* self, const char* lease_id, int64_t epoch, int32_t outcome, np_error* err);
+  /* Reads one open lease; a missing or terminal lease is NP_NOT_FOUND. */
+  np_code (*get_lease)(void* self, const char* lease_id, np_lease_sink out, np_error* err);
+  /* Marks the lease's GitHub registration removed. Unfenced, monotonic; a
+   * missing or terminal lease is NP_OK. */
+  np_code (*mark_deregistered)(void* self, const char* lease_id, np_error* err);
+  /* Ids of leases bound to `node` in launching, online, busy, custody or
+   * teardown. */
+  np_code (*launched_lease_ids)(void* self, const char* node, np_string_sink out, np_error* err);
+  /* The node a lease's job was attributed to, from history that outlives
+   * the lease: puts one string ("" when unattributed); NP_NOT_FOUND when no
+   * history exists. */
+  np_code (*ended_lease_node)(void* self, const char* lease_id, np_string_sink out, np_error* err);
+  /* Ids of quarantined leases charged to `node`, whatever their age. */
+  np_code (*quarantined_lease_ids)(void* self, const char* node, np_string_sink out, np_error* err);
+
+  /* ---- Registrar ---- */
+
+  /* Records a registration and returns the node's new epoch (the first is 1;
+   * +1 on every registration); marks it live, clears drained and withdrawn.
+   * The catalogue's node policy caps the claimed capacity. Errors:
+   * NP_WRONG_PROVIDER, NP_WRONG_SITE, NP_INVALID. */
+  np_code (*register_node)(void* self, const np_node_registration_v1* reg, int64_t* epoch, np_error* err);
+  /* Marks the node unreachable, fenced on `epoch`: a stale epoch is NP_OK
+   * and changes nothing. */
+  np_code (*node_gone)(void* self, const char* node, int64_t epoch, np_error* err);
+  /* The node asked to leave: not live, withdrawn; fenced on epoch AND
+   * incarnation (NP_WITHDRAWAL_STALE when neither matches the current
+   * registration). Releases no lease. */
+  np_code (*node_withdrawn)(void* self, const char* node, int64_t epoch, const char* incarnation, np_error* err);
+  /* A plane that has just started marks every node unreachable. */
+  np_code (*forget_every_node)(void* self, np_error* err);
+  /* Advances the node's dispatch fence before a launch is handed to it;
+   * returns the new generation (0 for an unknown node). */
+  np_code (*bump_dispatch)(void* self, const char* node, int64_t* generation, np_error* err);
+  /* Frees quarantined leases charged to `node` that its inventory (`running`
+   * lease ids) shows are gone, if `epoch` is still the node's epoch; returns
+   * how many were freed. A stale epoch or unknown node frees nothing, NP_OK. */
+  np_code (*resolve_quarantine_for)(void* self, const char* node, const char* const* running, uint32_t n_running,
+                                    int64_t epoch, int64_t* freed, np_error* err);
+  /* Corrects the verdict of an already-ended lease from a completion; never
+   * ends an open lease (settled = 0). No such lease: settled = 1. */
+  np_code (*settle_completion_on_terminal_lease)(void* self, const char* lease_id, int64_t lease_epoch,
+                                                 int32_t outcome, uint32_t* settled, np_error* err);
+
+  /* ---- Admission and the compute barrier (BarrierStore) ---- */
+
+  /* Puts the durable barrier request if one exists; nothing otherwise. */
+  np_code (*compute_barrier_in_force)(void* self, np_barrier_sink out, np_error* err);
+  /* Asks for a barrier at the current admission generation (joining one
+   * already asked at it); puts the barrier in force. */
+  np_code (*request_compute_barrier)(void* self, const char* actor, np_barrier_sink out, np_error* err);
+  /* Drops the barrier if its id is still `barrier_id`, with every run. */
+  np_code (*drop_compute_barrier)(void* self, const char* barrier_id, np_error* err);
+  /* The admission generation, and whether the deployment is sealed at it
+   * (an unreadable mode counts as sealed). */
+  np_code (*admission_generation)(void* self, int64_t* generation, uint32_t* sealed, np_error* err);
+  /* Seals (sealed = 1) or opens admission; an effective change increments
+   * the generation; NP_CONFLICT when expected_generation >= 0 and differs. */
+  np_code (*set_admission)(void* self, uint32_t sealed, int64_t expected_generation, const char* reason,
+                           const char* actor, int64_t* generation, np_error* err);
+  /* The ledger barrier, from ONE snapshot: admission, and every non-terminal
+   * lease (escrow included), oldest first. Quiet = sealed and none. */
+  np_code (*quiescence)(void* self, uint32_t* sealed, int64_t* generation, np_lease_sink outstanding,
+                        np_error* err);
+  /* The fence an observation must be taken against; found = 0 for an
+   * unknown node. */
+  np_code (*node_fence_of)(void* self, const char* node, np_node_fence_v1* fence, uint32_t* found, np_error* err);
+  /* Records one fenced answer: a fence that no longer matches, or a node
+   * that is not empty, ends that node's run; a different barrier id or an
+   * unknown node changes nothing. */
+  np_code (*record_barrier_observation)(void* self, const np_barrier_observation_v1* obs, np_error* err);
+  np_code (*invalidate_barrier_run)(void* self, const char* node, np_error* err);
+  np_code (*invalidate_every_barrier_run)(void* self, np_error* err);
+  /* Whether the barrier is proved: requested, sealed at its generation, and
+   * every live node observed empty twice at least five minutes apart. */
+  np_code (*compute_clear)(void* self, uint32_t* clear, np_error* err);
+
+  /* ---- Enrollments and join tokens ---- */
+
+  /* Stores a join token by its hash; the secret never reaches the store. */
+  np_code (*create_join_token)(void* self, const char* token_sha256, int64_t uses, int64_t expires_at_ns,
+                               const char* note, np_error* err);
+  np_code (*list_join_tokens)(void* self, np_join_token_sink out, np_error* err);
+  /* Deletes a token; NP_NOT_FOUND when none has that hash. */
+  np_code (*revoke_join_token)(void* self, const char* token_sha256, np_error* err);
+  /* Records the request AND spends one use of the token in one transaction.
+   * The same name and fingerprint again returns the existing row without
+   * spending. Errors: NP_BAD_JOIN_TOKEN (unknown, spent or expired),
+   * NP_ENROLLMENT_CONFLICT (another key holds a pending or approved
+   * request; the token use is not spent). Puts the recorded enrollment. */
+  np_code (*request_enrollment_with_token)(void* self, const char* name, const char* fingerprint,
+                                           const char* csr_pem, const char* token_sha256,
+                                           np_enrollment_sink out, np_error* err);
+  /* Puts the enrollment named `name`, if any. */
+  np_code (*lookup_enrollment)(void* self, const char* name, np_enrollment_sink out, np_error* err);
+  /* state 0 lists every state. */
+  np_code (*list_enrollments)(void* self, int32_t state, np_enrollment_sink out, np_error* err);
+  /* Approves (with the signed certificate) or denies; the fingerprint must
+   * match exactly (NP_CONFLICT otherwise, NP_NOT_FOUND when no request). */
+  np_code (*decide_enrollment)(void* self, const char* name, const char* fingerprint, int32_t state,
+                               const char* cert_pem, np_error* err);
+
+  /* ---- Issued certificates and revocations ---- */
+
+  /* Records a certificate handed out; a known serial is NP_OK. */
+  np_code (*record_issued_cert)(void* self, const np_issued_cert_v1* cert, np_error* err);
+  /* Records a renewal, refused with NP_PARENT_REVOKED if the parent was
+   * revoked by serial or by the node's cut-off, in one transaction. */
+  np_code (*record_renewed_cert)(void* self, const np_issued_cert_v1* cert, const char* parent_serial,
+                                 int64_t parent_issued_at_ns, np_error* err);
+  /* Whether a certificate is revoked: by serial, or issued (issued_at_ns,
+   * truncated to the second) before the node's cut-off. */
+  np_code (*cert_revoked_for)(void* self, const char* node, const char* serial, int64_t issued_at_ns,
+                              uint32_t* revoked, np_error* err);
+  /* Revokes one serial; idempotent. */
+  np_code (*revoke_cert)(void* self, const char* serial, const char* node, const char* reason, np_error* err);
+  /* Revokes every live certificate of the node and sets its cut-off to now,
+   * rounded up to the next second; puts each serial revoked. */
+  np_code (*revoke_node)(void* self, const char* node, const char* reason, np_string_sink revoked,
+                         np_error* err);
+  /* Certificates recorded for `node` ("" for every node). */
+  np_code (*list_certs)(void* self, const char* node, np_cert_sink out, np_error* err);
+
+  /* ---- Reaping and operator queries ---- */
+
+  /* Expires every open lease past its TTL: an unbound escrow is released,
+   * anything that may have compute goes to quarantine (capacity stays
+   * charged) with its epoch bumped. Returns how many were reaped. */
+  np_code (*reap)(void* self, int64_t* reaped, np_error* err);
+  /* Asks the holder of a lease to give it up (its next heartbeat answers
+   * NP_FORCE_RELEASE); an escrow or quarantine is released at once. */
+  np_code (*force_release)(void* self, const char* lease_id, np_error* err);
+  /* Every open lease (node "" for all nodes). */
+  np_code (*list_leases)(void* self, const char* node, np_lease_sink out, np_error* err);
+  np_code (*list_nodes)(void* self, np_node_sink out, np_error* err);
+  /* The job record of a lease, readable after the lease ended. */
+  np_code (*job_for_lease)(void* self, const char* lease_id, np_job_sink out, np_error* err);
+} np_ledger_v1;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NODEPLANE_NP_LEDGER_V1_H */
