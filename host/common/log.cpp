@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <span>
 
 #include "common/json_text.h"
 
@@ -70,8 +71,8 @@ const char* LogLevelName(LogLevel level) {
 Logger::Logger(LogLevel min, LogFormat format, std::FILE* out)
     : min_(min), format_(format), out_(out) {}
 
-std::string Logger::Format(LogLevel level, std::string_view timestamp, std::string_view event,
-                           LogFields fields) const {
+std::string Logger::FormatSpan(LogLevel level, std::string_view timestamp, std::string_view event,
+                               const LogField* fields, size_t n) const {
   std::string line;
   line.reserve(128);
   if (format_ == LogFormat::kJson) {
@@ -81,7 +82,7 @@ std::string Logger::Format(LogLevel level, std::string_view timestamp, std::stri
     AppendJsonString(line, LogLevelName(level));
     line.append(",\"event\":");
     AppendJsonString(line, event);
-    for (const LogField& f : fields) {
+    for (const LogField& f : std::span(fields, n)) {
       line.push_back(',');
       AppendJsonString(line, f.key);
       line.push_back(':');
@@ -93,7 +94,7 @@ std::string Logger::Format(LogLevel level, std::string_view timestamp, std::stri
     line.append(" level=").append(LogLevelName(level));
     line.append(" event=");
     AppendLogfmtValue(line, event);
-    for (const LogField& f : fields) {
+    for (const LogField& f : std::span(fields, n)) {
       line.push_back(' ');
       line.append(f.key);
       line.push_back('=');
@@ -104,9 +105,9 @@ std::string Logger::Format(LogLevel level, std::string_view timestamp, std::stri
   return line;
 }
 
-void Logger::Log(LogLevel level, std::string_view event, LogFields fields) {
+void Logger::LogSpan(LogLevel level, std::string_view event, const LogField* fields, size_t n) {
   if (!Enabled(level)) return;
-  std::string line = Format(level, NowRfc3339(), event, fields);
+  std::string line = FormatSpan(level, NowRfc3339(), event, fields, n);
   std::lock_guard lock(mu_);
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fflush(out_);

@@ -53,7 +53,11 @@ class Logger {
                   std::FILE* out = stderr);
 
   bool Enabled(LogLevel level) const { return level >= min_; }
-  void Log(LogLevel level, std::string_view event, LogFields fields = {});
+  void Log(LogLevel level, std::string_view event, LogFields fields = {}) {
+    LogSpan(level, event, fields.begin(), fields.size());
+  }
+  // The same, for a list whose length is known only at run time.
+  void LogSpan(LogLevel level, std::string_view event, const LogField* fields, size_t n);
   void Debug(std::string_view event, LogFields fields = {}) { Log(LogLevel::kDebug, event, fields); }
   void Info(std::string_view event, LogFields fields = {}) { Log(LogLevel::kInfo, event, fields); }
   void Warn(std::string_view event, LogFields fields = {}) { Log(LogLevel::kWarn, event, fields); }
@@ -61,7 +65,11 @@ class Logger {
 
   // Renders one line without writing it (the format is tested byte for byte).
   std::string Format(LogLevel level, std::string_view timestamp, std::string_view event,
-                     LogFields fields) const;
+                     LogFields fields) const {
+    return FormatSpan(level, timestamp, event, fields.begin(), fields.size());
+  }
+  std::string FormatSpan(LogLevel level, std::string_view timestamp, std::string_view event,
+                         const LogField* fields, size_t n) const;
 
  private:
   LogLevel min_;

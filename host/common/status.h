@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,10 +53,18 @@ class [[nodiscard]] Status {
   bool retryable() const { return code_ == Code::kUnavailable; }
   // "code: message", for logs and error replies.
   std::string ToString() const;
+  // A finer code from the layer that failed (a plugin's np_code such as
+  // NP_FORCE_RELEASE), for callers that branch on it; 0 when none.
+  int32_t detail() const { return detail_; }
+  Status WithDetail(int32_t detail) && {
+    detail_ = detail;
+    return std::move(*this);
+  }
 
  private:
   Code code_ = Code::kOk;
   std::string message_;
+  int32_t detail_ = 0;
 };
 
 template <typename T>

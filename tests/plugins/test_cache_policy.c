@@ -1,0 +1,119 @@
+/*
+ * A minimal cache-policy plugin in plain C99, built with clang while the host
+ * is built with g++: proof that the ABI is C and only C. Its config may name
+ * one owner to deny: {"deny_owner": "NAME"}; any key "bogus" is refused.
+ *
+ * Built in variants (compile definitions) that misbehave on purpose:
+ *   TEST_ABI_MIN/TEST_ABI_MAX  the ABI range it knows (default 1..1)
+ *   TEST_OMIT_REQUIRED_SLOT    leaves actions_cache_allowed NULL
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nodeplane/plugin.h"
+
+#ifndef TEST_ABI_MIN
+#define TEST_ABI_MIN 1u
+#endif
+#ifndef TEST_ABI_MAX
+#define TEST_ABI_MAX 1u
+#endif
+
+typedef struct instance {
+  const np_host_v1* host;
+  char deny_owner[128];
+} instance;
+
+/* Whether `needle` occurs in the first len bytes of json (not NUL-terminated). */
+static int contains(const char* json, size_t len, const char* needle) {
+  size_t n = strlen(needle), i;
+  for (i = 0; i + n <= len; ++i) {
+    if (memcmp(json + i, needle, n) == 0) return 1;
+  }
+  return 0;
+}
+
+/* Copies the string value that follows `"key"` and a colon, if present. */
+static int find_string(const char* json, size_t len, const char* key, char* out, size_t cap) {
+  char pattern[64];
+  size_t klen = strlen(key);
+  const char* end = json + len;
+  const char* p;
+  if (klen + 3 > sizeof pattern) return 0;
+  pattern[0] = '"';
+  memcpy(pattern + 1, key, klen);
+  pattern[klen + 1] = '"';
+  pattern[klen + 2] = '\0';
+  for (p = json; p + klen + 2 <= end; ++p) {
+    if (memcmp(p, pattern, klen + 2) == 0) {
+      size_t n = 0;
+      p += klen + 2;
+      while (p < end && (*p == ' ' || *p == ':')) ++p;
+      if (p >= end || *p != '"') return 0;
+      ++p;
+      while (p < end && *p != '"' && n + 1 < cap) out[n++] = *p++;
+      out[n] = '\0';
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static np_code create(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+                      void** out, np_error* err) {
+  instance* self;
+  const char* keys[1] = {"validate_only"};
+  const char* values[1];
+  if (contains(config_json, config_len, "\"bogus\"")) {
+    return np_error_set(err, NP_INVALID, 0, "unknown key \"bogus\" in the cache policy config");
+  }
+  values[0] = (flags & NP_CREATE_VALIDATE_ONLY) ? "true" : "false";
+  host->log(host->ctx, NP_LOG_INFO, "test_cache_policy.create", keys, values, 1);
+  if (flags & NP_CREATE_VALIDATE_ONLY) {
+    *out = NULL;
+    return NP_OK;
+  }
+  self = (instance*)calloc(1, sizeof *self);
+  if (self == NULL) return np_error_set(err, NP_INTERNAL, 0, "out of memory");
+  self->host = host;
+  find_string(config_json, config_len, "deny_owner", self->deny_owner, sizeof self->deny_owner);
+  *out = self;
+  return NP_OK;
+}
+
+static void destroy(void* self) { free(self); }
+
+#ifndef TEST_OMIT_REQUIRED_SLOT
+static np_code allowed(void* self, const char* owner, const char* repository, uint32_t* out, np_error* err) {
+  instance* in = (instance*)self;
+  (void)repository;
+  (void)err;
+  *out = strcmp(owner, in->deny_owner) != 0;
+  return NP_OK;
+}
+#endif
+
+static const np_cache_policy_v1 vtable = {
+    sizeof(np_cache_policy_v1), create, destroy,
+#ifdef TEST_OMIT_REQUIRED_SLOT
+    NULL,
+#else
+    allowed,
+#endif
+};
+
+static const np_interface_desc interfaces[] = {
+    {sizeof(np_interface_desc), NP_CACHE_POLICY_INTERFACE, NP_CACHE_POLICY_MAJOR, "deny-one-owner", &vtable,
+     sizeof vtable},
+};
+
+static const np_plugin_desc plugin = {sizeof(np_plugin_desc), "test-cache-policy", "0.0.1", 1, interfaces};
+
+NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
+  if (n->host_abi_max < TEST_ABI_MIN || n->host_abi_min > TEST_ABI_MAX) {
+    return np_error_set(err, NP_UNSUPPORTED, 0, "this plugin was built for other ABI versions");
+  }
+  n->chosen_abi = n->host_abi_max < TEST_ABI_MAX ? n->host_abi_max : TEST_ABI_MAX;
+  n->plugin = &plugin;
+  return NP_OK;
+}
