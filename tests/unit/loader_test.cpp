@@ -170,3 +170,47 @@ TEST_F(LoaderTest, ConcurrentCallsRunOnThePool) {
 
 }  // namespace
 }  // namespace nodeplane::loader
+
+namespace nodeplane::loader {
+namespace {
+
+// A vtable as a newer header might have it: one optional slot appended.
+struct NewerVtable {
+  uint32_t struct_size;
+  np_code (*create)(const np_host_v1*, const char*, size_t, uint32_t, void**, np_error*);
+  void (*destroy)(void*);
+  np_code (*required_op)(void*);
+  np_code (*optional_op_added_later)(void*);
+};
+
+np_code Op(void*) { return NP_OK; }
+np_code Create(const np_host_v1*, const char*, size_t, uint32_t, void**, np_error*) { return NP_OK; }
+void Destroy(void*) {}
+
+// What a plugin built against the older header ships: the same vtable
+// without the appended slot, and vtable_size saying so. Bytes past it (here
+// a non-null pointer) must never be read.
+TEST(CopyVtable, AnOlderPluginsMissingOptionalSlotsAreAbsent) {
+  NewerVtable plugin_side{sizeof(NewerVtable), &Create, &Destroy, &Op, &Op};
+  np_interface_desc desc{sizeof desc, "nodeplane.test", 1, "old", &plugin_side,
+                         static_cast<uint32_t>(offsetof(NewerVtable, optional_op_added_later))};
+  auto vt = CopyVtable<NewerVtable>(desc, "old.so",
+                                    {{offsetof(NewerVtable, required_op), "required_op"}});
+  ASSERT_TRUE(vt.ok()) << vt.status().ToString();
+  EXPECT_EQ(vt->required_op, &Op);
+  EXPECT_EQ(vt->optional_op_added_later, nullptr);
+  EXPECT_EQ(vt->struct_size, offsetof(NewerVtable, optional_op_added_later));
+}
+
+TEST(CopyVtable, ARequiredSlotBeyondTheDeclaredSizeIsMissing) {
+  NewerVtable plugin_side{sizeof(NewerVtable), &Create, &Destroy, &Op, &Op};
+  np_interface_desc desc{sizeof desc, "nodeplane.test", 1, "old", &plugin_side,
+                         static_cast<uint32_t>(offsetof(NewerVtable, required_op))};
+  auto vt = CopyVtable<NewerVtable>(desc, "old.so", {{offsetof(NewerVtable, required_op), "required_op"}});
+  ASSERT_FALSE(vt.ok());
+  EXPECT_NE(vt.status().message().find("old.so: interface nodeplane.test lacks the required function required_op"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace nodeplane::loader
