@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup-deps.sh
 
-bash packaging/build.sh build
+bash packaging/build.sh build -DNODEPLANE_TESTS=ON
 (cd build && ctest -j2 --output-on-failure)
 
 if [ "${CI:-}" = true ] || [ "${NODEPLANE_SANITIZERS:-}" = 1 ]; then
