@@ -6,13 +6,14 @@
 
 namespace nodeplane::loader {
 
-HostServices::HostServices(Logger& log, WallClock wall_clock)
-    : log_(log), wall_clock_(std::move(wall_clock)), host_{} {
+HostServices::HostServices(Logger& log, std::string state_dir, WallClock wall_clock)
+    : log_(log), state_dir_(std::move(state_dir)), wall_clock_(std::move(wall_clock)), host_{} {
   host_.struct_size = sizeof(np_host_v1);
   host_.ctx = this;
   host_.log = &HostServices::Log;
   host_.wall_clock_ns = &HostServices::Wall;
   host_.monotonic_ns = &HostServices::Monotonic;
+  host_.state_dir = state_dir_.c_str();
 }
 
 void HostServices::Log(void* ctx, int32_t level, const char* event, const char* const* keys,

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "common/log.h"
 #include "nodeplane/np_plugin.h"
@@ -19,8 +20,9 @@ class HostServices {
  public:
   using WallClock = std::function<int64_t()>;  // UTC nanoseconds
 
-  // `log` is borrowed. An empty `wall_clock` means the system clock.
-  explicit HostServices(Logger& log, WallClock wall_clock = {});
+  // `log` is borrowed; `state_dir` is told to plugins for their relative
+  // paths. An empty `wall_clock` means the system clock.
+  HostServices(Logger& log, std::string state_dir, WallClock wall_clock = {});
   HostServices(const HostServices&) = delete;
   HostServices& operator=(const HostServices&) = delete;
 
@@ -33,6 +35,7 @@ class HostServices {
   static int64_t Monotonic(void* ctx);
 
   Logger& log_;
+  std::string state_dir_;
   WallClock wall_clock_;
   np_host_v1 host_;
 };

@@ -23,6 +23,7 @@ int main(void) {
   OFF(np_host_v1, log);
   OFF(np_host_v1, wall_clock_ns);
   OFF(np_host_v1, monotonic_ns);
+  OFF(np_host_v1, state_dir);
   SIZE(np_string_sink);
   OFF(np_string_sink, ctx);
   OFF(np_string_sink, put);
@@ -192,6 +193,11 @@ int main(void) {
   SIZE(np_cert_sink);
   OFF(np_cert_sink, ctx);
   OFF(np_cert_sink, put);
+  SIZE(np_cache_observation_v1);
+  OFF(np_cache_observation_v1, struct_size);
+  OFF(np_cache_observation_v1, image_cache);
+  OFF(np_cache_observation_v1, cache_generation);
+  OFF(np_cache_observation_v1, actions_cache);
   SIZE(np_job_v1);
   OFF(np_job_v1, struct_size);
   OFF(np_job_v1, lease_id);
@@ -205,6 +211,9 @@ int main(void) {
   OFF(np_job_v1, started_at_ns);
   OFF(np_job_v1, finished_at_ns);
   OFF(np_job_v1, failure_reason);
+  OFF(np_job_v1, image_cache);
+  OFF(np_job_v1, cache_generation);
+  OFF(np_job_v1, actions_cache);
   SIZE(np_job_sink);
   OFF(np_job_sink, ctx);
   OFF(np_job_sink, put);
@@ -222,6 +231,7 @@ int main(void) {
   OFF(np_ledger_v1, resize);
   OFF(np_ledger_v1, release);
   OFF(np_ledger_v1, get_lease);
+  OFF(np_ledger_v1, record_cache_observation);
   OFF(np_ledger_v1, mark_deregistered);
   OFF(np_ledger_v1, launched_lease_ids);
   OFF(np_ledger_v1, ended_lease_node);

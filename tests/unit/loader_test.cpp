@@ -21,7 +21,7 @@ const std::string kDir = TEST_PLUGIN_DIR;
 
 class LoaderTest : public ::testing::Test {
  protected:
-  LoaderTest() : log_file_(std::tmpfile()), log_(LogLevel::kDebug, LogFormat::kLogfmt, log_file_), host_(log_) {}
+  LoaderTest() : log_file_(std::tmpfile()), log_(LogLevel::kDebug, LogFormat::kLogfmt, log_file_), host_(log_, ::testing::TempDir()) {}
   ~LoaderTest() override { std::fclose(log_file_); }
 
   std::string LogText() {

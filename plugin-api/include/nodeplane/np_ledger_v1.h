@@ -245,6 +245,17 @@ typedef struct np_cert_sink {
   int32_t (*put)(void* ctx, const np_issued_cert_v1* cert);
 } np_cert_sink;
 
+/* What a node saw the cache do for a lease's job. Closed vocabularies:
+ *   image_cache:      "warm" (needs cache_generation), "cold", "pulled"
+ *   actions_cache:    "intercepted", "bypassed", "disabled"
+ * "" means not observed; at least one must be set. */
+typedef struct np_cache_observation_v1 {
+  uint32_t struct_size;
+  const char* image_cache;
+  const char* cache_generation;  /* only beside "warm", which requires it */
+  const char* actions_cache;
+} np_cache_observation_v1;
+
 typedef struct np_job_v1 {
   uint32_t struct_size;
   const char* lease_id;
@@ -258,6 +269,9 @@ typedef struct np_job_v1 {
   int64_t started_at_ns;
   int64_t finished_at_ns;
   const char* failure_reason;
+  const char* image_cache;
+  const char* cache_generation;
+  const char* actions_cache;
 } np_job_v1;
 
 typedef struct np_job_sink {
@@ -298,13 +312,18 @@ typedef struct np_ledger_v1 {
 
   /* ---- LeaseStore: what the node wire needs ---- */
 
-  /* Binds the lease to `node`, checking the node row (live, placement,
-   * provider, site, guest OS). The same node again is NP_OK. Errors:
-   * NP_FENCED, NP_NOT_FOUND, NP_WRONG_NODE, NP_WRONG_PROVIDER, NP_WRONG_SITE,
-   * NP_GUEST_OS_NOT_ALLOWED, NP_BAD_TRANSITION. */
+  /* Binds the lease to `node`: the escrowed node only, never a rebind, and
+   * the node must be registered with a provider the lease accepts and a
+   * guest-OS policy that allows it. The same node again is NP_OK (even if
+   * the policy tightened since). Records `incarnation` as the holder.
+   * Errors: NP_FENCED, NP_NOT_FOUND, NP_WRONG_NODE, NP_WRONG_PROVIDER,
+   * NP_GUEST_OS_NOT_ALLOWED, NP_NOT_PLACEABLE. */
   np_code (*bind)(void* self, const char* lease_id, int64_t epoch, const char* node, const char* incarnation,
                   np_error* err);
-  /* Moves the lease to phase `to` along a legal edge; the same phase is NP_OK
+  /* Moves the lease to phase `to` along a legal edge (NP_BAD_TRANSITION
+   * otherwise; quarantine is entered only by reap). Entering launching,
+   * online or busy needs a bound node (NP_NOT_PLACED) and re-checks its
+   * placement, even when the phase is unchanged. The same phase is NP_OK
    * without a TTL refresh. A terminal `to` archives the job. */
   np_code (*advance)(void* self, const char* lease_id, int64_t epoch, int32_t to, const char* incarnation,
                      np_error* err);
@@ -323,6 +342,11 @@ typedef struct np_ledger_v1 {
   np_code (*release)(void* self, const char* lease_id, int64_t epoch, int32_t outcome, np_error* err);
   /* Reads one open lease; a missing or terminal lease is NP_NOT_FOUND. */
   np_code (*get_lease)(void* self, const char* lease_id, np_lease_sink out, np_error* err);
+  /* Records a cache observation on the lease and its job history, keeping
+   * the first value of each column; fenced. NP_INVALID for a token outside
+   * the vocabularies. */
+  np_code (*record_cache_observation)(void* self, const char* lease_id, int64_t epoch,
+                                      const np_cache_observation_v1* obs, np_error* err);
   /* Marks the lease's GitHub registration removed. Unfenced, monotonic; a
    * missing or terminal lease is NP_OK. */
   np_code (*mark_deregistered)(void* self, const char* lease_id, np_error* err);
@@ -450,8 +474,10 @@ typedef struct np_ledger_v1 {
    * anything that may have compute goes to quarantine (capacity stays
    * charged) with its epoch bumped. Returns how many were reaped. */
   np_code (*reap)(void* self, int64_t* reaped, np_error* err);
-  /* Asks the holder of a lease to give it up (its next heartbeat answers
-   * NP_FORCE_RELEASE); an escrow or quarantine is released at once. */
+  /* An operator's word on a lease: a quarantined lease fails at once (epoch
+   * bumped); a custody or teardown lease is flagged so its holder's next
+   * heartbeat answers NP_FORCE_RELEASE; any other phase is
+   * NP_BAD_TRANSITION (its holder, or reap, ends it). */
   np_code (*force_release)(void* self, const char* lease_id, np_error* err);
   /* Every open lease (node "" for all nodes). */
   np_code (*list_leases)(void* self, const char* node, np_lease_sink out, np_error* err);

@@ -148,6 +148,9 @@ typedef struct np_host_v1 {
   int64_t (*wall_clock_ns)(void* ctx);
   /* Monotonic time in ns, for timeouts and backoff. */
   int64_t (*monotonic_ns)(void* ctx);
+  /* The deployment's state directory (absolute); plugins resolve relative
+   * paths in their config against it. */
+  const char* state_dir;
 } np_host_v1;
 
 /* ---- Sinks ------------------------------------------------------------- */

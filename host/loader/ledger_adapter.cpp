@@ -1,0 +1,579 @@
+#include "loader/ledger_adapter.h"
+
+#include <cstddef>
+#include <cstring>
+
+#include "loader/plugin_call.h"
+
+namespace nodeplane::loader {
+namespace {
+
+using ports::Phase;
+
+std::string S(const char* s) { return s != nullptr ? s : ""; }
+
+// Copies a plugin's record in by the size it declared; later fields stay
+// zero (absent).
+template <typename T>
+T CopyIn(const T* p) {
+  T out{};
+  size_t n = p->struct_size < sizeof(T) ? p->struct_size : sizeof(T);
+  std::memcpy(&out, p, n);
+  return out;
+}
+
+ports::Lease ToLease(const np_lease_v1* p) {
+  np_lease_v1 r = CopyIn(p);
+  ports::Lease l;
+  l.id = S(r.id);
+  l.tier = S(r.tier);
+  l.node = S(r.node);
+  l.target_node = S(r.target_node);
+  l.phase = static_cast<Phase>(r.phase);
+  l.epoch = r.epoch;
+  l.vcpu = r.vcpu;
+  l.memory = r.memory;
+  l.requested_vcpu = r.requested_vcpu;
+  l.requested_memory = r.requested_memory;
+  l.instance_type = S(r.instance_type);
+  l.run_id = r.run_id;
+  l.request_id = r.request_id;
+  l.created_at_ns = r.created_at_ns;
+  l.heartbeat_at_ns = r.heartbeat_at_ns;
+  l.expires_at_ns = r.expires_at_ns;
+  l.held_at_ns = r.held_at_ns;
+  l.guest_os = S(r.guest_os);
+  l.providers = S(r.providers);
+  l.chosen_provider = S(r.chosen_provider);
+  l.site = S(r.site);
+  l.failure_reason = S(r.failure_reason);
+  l.holder_incarnation = S(r.holder_incarnation);
+  l.force_release = r.force_release != 0;
+  l.deregistered = r.deregistered != 0;
+  l.macos_slot = r.macos_slot != 0;
+  return l;
+}
+
+ports::Enrollment ToEnrollment(const np_enrollment_v1* p) {
+  np_enrollment_v1 r = CopyIn(p);
+  return ports::Enrollment{S(r.name),        S(r.fingerprint),  S(r.csr_pem), S(r.cert_pem),
+                           static_cast<ports::EnrollmentState>(r.state), r.requested_at_ns, r.decided_at_ns,
+                           S(r.source)};
+}
+
+ports::ComputeBarrier ToBarrier(const np_compute_barrier_v1* p) {
+  np_compute_barrier_v1 r = CopyIn(p);
+  return ports::ComputeBarrier{S(r.id), r.generation, r.requested_at_ns, S(r.requested_by)};
+}
+
+// A sink that appends every record, converted, to a vector.
+template <typename NP, typename Out, Out (*Convert)(const NP*)>
+int32_t Append(void* ctx, const NP* item) {
+  static_cast<std::vector<Out>*>(ctx)->push_back(Convert(item));
+  return 0;
+}
+
+int32_t AppendString(void* ctx, const char* v) {
+  static_cast<std::vector<std::string>*>(ctx)->push_back(S(v));
+  return 0;
+}
+
+np_lease_sink LeaseSink(std::vector<ports::Lease>* out) {
+  return {out, &Append<np_lease_v1, ports::Lease, &ToLease>};
+}
+np_enrollment_sink EnrollmentSink(std::vector<ports::Enrollment>* out) {
+  return {out, &Append<np_enrollment_v1, ports::Enrollment, &ToEnrollment>};
+}
+np_barrier_sink BarrierSink(std::vector<ports::ComputeBarrier>* out) {
+  return {out, &Append<np_compute_barrier_v1, ports::ComputeBarrier, &ToBarrier>};
+}
+np_string_sink StringSink(std::vector<std::string>* out) { return {out, &AppendString}; }
+
+#define NP_SLOT(name) RequiredSlot{offsetof(np_ledger_v1, name), #name}
+
+}  // namespace
+
+template <typename F>
+Status LedgerAdapter::Call(F&& call) {
+  return pool_.Run([&]() -> Status {
+    PluginError err;
+    np_code rc = call(self_, err.c());
+    return err.ToStatus(rc, who_);
+  });
+}
+
+Result<std::unique_ptr<LedgerAdapter>> LedgerAdapter::Create(std::shared_ptr<const PluginLibrary> library,
+                                                             const std::string& instance,
+                                                             const std::string& config_json, const np_host_v1* host,
+                                                             bool validate_only, unsigned threads) {
+  const std::string who = "ledger \"" + instance + "\" (" + library->path() + ")";
+  auto desc = library->Find(NP_LEDGER_INTERFACE, NP_LEDGER_MAJOR);
+  if (!desc.ok()) return desc.status();
+  // Every slot of the first release of v1 is required; slots appended later
+  // will be optional and checked before each call.
+  auto vt = CopyVtable<np_ledger_v1>(
+      **desc, library->path(),
+      {NP_SLOT(create), NP_SLOT(destroy), NP_SLOT(set_catalog), NP_SLOT(escrow), NP_SLOT(assign), NP_SLOT(bind),
+       NP_SLOT(advance), NP_SLOT(heartbeat), NP_SLOT(mark_failure), NP_SLOT(resize), NP_SLOT(release),
+       NP_SLOT(get_lease), NP_SLOT(record_cache_observation), NP_SLOT(mark_deregistered),
+       NP_SLOT(launched_lease_ids), NP_SLOT(ended_lease_node), NP_SLOT(quarantined_lease_ids),
+       NP_SLOT(register_node), NP_SLOT(node_gone), NP_SLOT(node_withdrawn), NP_SLOT(forget_every_node),
+       NP_SLOT(bump_dispatch), NP_SLOT(resolve_quarantine_for), NP_SLOT(settle_completion_on_terminal_lease),
+       NP_SLOT(compute_barrier_in_force), NP_SLOT(request_compute_barrier), NP_SLOT(drop_compute_barrier),
+       NP_SLOT(admission_generation), NP_SLOT(set_admission), NP_SLOT(quiescence), NP_SLOT(node_fence_of),
+       NP_SLOT(record_barrier_observation), NP_SLOT(invalidate_barrier_run), NP_SLOT(invalidate_every_barrier_run),
+       NP_SLOT(compute_clear), NP_SLOT(create_join_token), NP_SLOT(list_join_tokens), NP_SLOT(revoke_join_token),
+       NP_SLOT(request_enrollment_with_token), NP_SLOT(lookup_enrollment), NP_SLOT(list_enrollments),
+       NP_SLOT(decide_enrollment), NP_SLOT(record_issued_cert), NP_SLOT(record_renewed_cert),
+       NP_SLOT(cert_revoked_for), NP_SLOT(revoke_cert), NP_SLOT(revoke_node), NP_SLOT(list_certs), NP_SLOT(reap),
+       NP_SLOT(force_release), NP_SLOT(list_leases), NP_SLOT(list_nodes), NP_SLOT(job_for_lease)});
+  if (!vt.ok()) return vt.status();
+  auto self = CreateInstance(*vt, host, config_json, validate_only, who);
+  if (!self.ok()) return self.status();
+  if (validate_only) return std::unique_ptr<LedgerAdapter>();
+  return std::unique_ptr<LedgerAdapter>(new LedgerAdapter(std::move(library), who, *vt, *self, threads));
+}
+
+LedgerAdapter::LedgerAdapter(std::shared_ptr<const PluginLibrary> library, std::string who, np_ledger_v1 vt,
+                             void* self, unsigned threads)
+    : library_(std::move(library)), who_(std::move(who)), vt_(vt), self_(self), pool_(threads) {}
+
+LedgerAdapter::~LedgerAdapter() { vt_.destroy(self_); }
+
+// ---- LeaseStore ----
+
+Status LedgerAdapter::Bind(const std::string& lease, int64_t epoch, const std::string& node,
+                           const std::string& incarnation) {
+  return Call([&](void* s, np_error* e) {
+    return vt_.bind(s, lease.c_str(), epoch, node.c_str(), incarnation.c_str(), e);
+  });
+}
+
+Status LedgerAdapter::Advance(const std::string& lease, int64_t epoch, Phase to, const std::string& incarnation) {
+  return Call([&](void* s, np_error* e) {
+    return vt_.advance(s, lease.c_str(), epoch, static_cast<int32_t>(to), incarnation.c_str(), e);
+  });
+}
+
+Status LedgerAdapter::Heartbeat(const std::string& lease, int64_t epoch) {
+  return Call([&](void* s, np_error* e) { return vt_.heartbeat(s, lease.c_str(), epoch, e); });
+}
+
+Status LedgerAdapter::MarkFailure(const std::string& lease, int64_t epoch, const std::string& reason) {
+  return Call([&](void* s, np_error* e) { return vt_.mark_failure(s, lease.c_str(), epoch, reason.c_str(), e); });
+}
+
+Status LedgerAdapter::Resize(const std::string& lease, int64_t epoch, const std::string& instance_type, int64_t vcpu,
+                             int64_t memory) {
+  return Call([&](void* s, np_error* e) {
+    return vt_.resize(s, lease.c_str(), epoch, instance_type.c_str(), vcpu, memory, e);
+  });
+}
+
+Status LedgerAdapter::Release(const std::string& lease, int64_t epoch, Phase outcome) {
+  return Call([&](void* s, np_error* e) {
+    return vt_.release(s, lease.c_str(), epoch, static_cast<int32_t>(outcome), e);
+  });
+}
+
+Result<ports::Lease> LedgerAdapter::GetLease(const std::string& lease) {
+  std::vector<ports::Lease> out;
+  Status st = Call([&](void* s, np_error* e) { return vt_.get_lease(s, lease.c_str(), LeaseSink(&out), e); });
+  if (!st.ok()) return st;
+  if (out.size() != 1) return Status::Internal(who_ + ": get_lease put " + std::to_string(out.size()) + " leases");
+  return out.front();
+}
+
+Status LedgerAdapter::RecordCacheObservation(const std::string& lease, int64_t epoch,
+                                             const ports::CacheObservation& obs) {
+  np_cache_observation_v1 o{sizeof o, obs.image_cache.c_str(), obs.cache_generation.c_str(),
+                            obs.actions_cache.c_str()};
+  return Call([&](void* s, np_error* e) { return vt_.record_cache_observation(s, lease.c_str(), epoch, &o, e); });
+}
+
+Status LedgerAdapter::MarkDeregistered(const std::string& lease) {
+  return Call([&](void* s, np_error* e) { return vt_.mark_deregistered(s, lease.c_str(), e); });
+}
+
+Result<std::vector<std::string>> LedgerAdapter::LaunchedLeaseIds(const std::string& node) {
+  std::vector<std::string> out;
+  Status st = Call([&](void* s, np_error* e) { return vt_.launched_lease_ids(s, node.c_str(), StringSink(&out), e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::string> LedgerAdapter::EndedLeaseNode(const std::string& lease) {
+  std::vector<std::string> out;
+  Status st = Call([&](void* s, np_error* e) { return vt_.ended_lease_node(s, lease.c_str(), StringSink(&out), e); });
+  if (!st.ok()) return st;
+  return out.empty() ? std::string() : out.front();
+}
+
+Result<std::vector<std::string>> LedgerAdapter::QuarantinedLeaseIds(const std::string& node) {
+  std::vector<std::string> out;
+  Status st =
+      Call([&](void* s, np_error* e) { return vt_.quarantined_lease_ids(s, node.c_str(), StringSink(&out), e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
+// ---- Registrar ----
+
+Result<int64_t> LedgerAdapter::RegisterNode(const ports::NodeRegistration& reg) {
+  np_node_registration_v1 r{sizeof r,           reg.name.c_str(),     reg.provider.c_str(), reg.site.c_str(),
+                            reg.incarnation.c_str(), reg.total_vcpu, reg.total_memory,     reg.wire_version,
+                            reg.release.c_str()};
+  int64_t epoch = 0;
+  Status st = Call([&](void* s, np_error* e) { return vt_.register_node(s, &r, &epoch, e); });
+  if (!st.ok()) return st;
+  return epoch;
+}
+
+Status LedgerAdapter::NodeGone(const std::string& node, int64_t epoch) {
+  return Call([&](void* s, np_error* e) { return vt_.node_gone(s, node.c_str(), epoch, e); });
+}
+
+Status LedgerAdapter::NodeWithdrawn(const std::string& node, int64_t epoch, const std::string& incarnation) {
+  return Call([&](void* s, np_error* e) {
+    return vt_.node_withdrawn(s, node.c_str(), epoch, incarnation.c_str(), e);
+  });
+}
+
+Status LedgerAdapter::ForgetEveryNode() {
+  return Call([&](void* s, np_error* e) { return vt_.forget_every_node(s, e); });
+}
+
+Result<int64_t> LedgerAdapter::BumpDispatch(const std::string& node) {
+  int64_t generation = 0;
+  Status st = Call([&](void* s, np_error* e) { return vt_.bump_dispatch(s, node.c_str(), &generation, e); });
+  if (!st.ok()) return st;
+  return generation;
+}
+
+Result<int64_t> LedgerAdapter::ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,
+                                                    int64_t epoch) {
+  std::vector<const char*> ids;
+  for (const std::string& id : running) ids.push_back(id.c_str());
+  int64_t freed = 0;
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.resolve_quarantine_for(s, node.c_str(), ids.data(), static_cast<uint32_t>(ids.size()), epoch, &freed,
+                                      e);
+  });
+  if (!st.ok()) return st;
+  return freed;
+}
+
+Result<bool> LedgerAdapter::SettleCompletionOnTerminalLease(const std::string& lease, int64_t lease_epoch,
+                                                            Phase outcome) {
+  uint32_t settled = 0;
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.settle_completion_on_terminal_lease(s, lease.c_str(), lease_epoch, static_cast<int32_t>(outcome),
+                                                   &settled, e);
+  });
+  if (!st.ok()) return st;
+  return settled != 0;
+}
+
+// ---- BarrierStore ----
+
+Result<std::optional<ports::ComputeBarrier>> LedgerAdapter::ComputeBarrierInForce() {
+  std::vector<ports::ComputeBarrier> out;
+  Status st = Call([&](void* s, np_error* e) { return vt_.compute_barrier_in_force(s, BarrierSink(&out), e); });
+  if (!st.ok()) return st;
+  if (out.empty()) return std::optional<ports::ComputeBarrier>();
+  return std::optional<ports::ComputeBarrier>(out.front());
+}
+
+Status LedgerAdapter::DropComputeBarrier(const std::string& id) {
+  return Call([&](void* s, np_error* e) { return vt_.drop_compute_barrier(s, id.c_str(), e); });
+}
+
+Result<std::pair<int64_t, bool>> LedgerAdapter::AdmissionGeneration() {
+  int64_t generation = 0;
+  uint32_t sealed = 1;
+  Status st = Call([&](void* s, np_error* e) { return vt_.admission_generation(s, &generation, &sealed, e); });
+  if (!st.ok()) return st;
+  return std::make_pair(generation, sealed != 0);
+}
+
+Result<ports::Quiescence> LedgerAdapter::GetQuiescence() {
+  ports::Quiescence q;
+  uint32_t sealed = 1;
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.quiescence(s, &sealed, &q.generation, LeaseSink(&q.outstanding), e);
+  });
+  if (!st.ok()) return st;
+  q.sealed = sealed != 0;
+  return q;
+}
+
+Result<std::optional<ports::NodeFence>> LedgerAdapter::NodeFenceOf(const std::string& node) {
+  np_node_fence_v1 f{};
+  f.struct_size = sizeof f;
+  uint32_t found = 0;
+  Status st = Call([&](void* s, np_error* e) { return vt_.node_fence_of(s, node.c_str(), &f, &found, e); });
+  if (!st.ok()) return st;
+  if (found == 0) return std::optional<ports::NodeFence>();
+  return std::optional<ports::NodeFence>(ports::NodeFence{f.epoch, f.dispatch, f.wire_version, f.live != 0});
+}
+
+Status LedgerAdapter::RecordBarrierObservation(const ports::BarrierObservation& obs) {
+  np_barrier_observation_v1 o{sizeof o,         obs.node.c_str(),   obs.barrier_id.c_str(),
+                              obs.fence_epoch, obs.fence_dispatch, obs.empty ? 1u : 0u};
+  return Call([&](void* s, np_error* e) { return vt_.record_barrier_observation(s, &o, e); });
+}
+
+Status LedgerAdapter::InvalidateBarrierRun(const std::string& node) {
+  return Call([&](void* s, np_error* e) { return vt_.invalidate_barrier_run(s, node.c_str(), e); });
+}
+
+Status LedgerAdapter::InvalidateEveryBarrierRun() {
+  return Call([&](void* s, np_error* e) { return vt_.invalidate_every_barrier_run(s, e); });
+}
+
+// ---- Enrollments ----
+
+Result<ports::Enrollment> LedgerAdapter::RequestEnrollmentWithToken(const std::string& name,
+                                                                    const std::string& fingerprint,
+                                                                    const std::string& csr_pem,
+                                                                    const std::string& token_sha256) {
+  std::vector<ports::Enrollment> out;
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.request_enrollment_with_token(s, name.c_str(), fingerprint.c_str(), csr_pem.c_str(),
+                                             token_sha256.c_str(), EnrollmentSink(&out), e);
+  });
+  if (!st.ok()) return st;
+  if (out.size() != 1) return Status::Internal(who_ + ": enrollment put " + std::to_string(out.size()) + " rows");
+  return out.front();
+}
+
+Result<std::optional<ports::Enrollment>> LedgerAdapter::LookupEnrollment(const std::string& name) {
+  std::vector<ports::Enrollment> out;
+  Status st = Call([&](void* s, np_error* e) { return vt_.lookup_enrollment(s, name.c_str(), EnrollmentSink(&out), e); });
+  if (!st.ok()) return st;
+  if (out.empty()) return std::optional<ports::Enrollment>();
+  return std::optional<ports::Enrollment>(out.front());
+}
+
+// ---- Revocations ----
+
+Result<bool> LedgerAdapter::CertRevokedFor(const std::string& node, const std::string& serial, int64_t issued_at_ns) {
+  uint32_t revoked = 1;  // an unanswered question is never "not revoked"
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.cert_revoked_for(s, node.c_str(), serial.c_str(), issued_at_ns, &revoked, e);
+  });
+  if (!st.ok()) return st;
+  return revoked != 0;
+}
+
+Status LedgerAdapter::RecordIssuedCert(const ports::IssuedCert& c) {
+  np_issued_cert_v1 r{sizeof r, c.serial.c_str(), c.node.c_str(), c.source.c_str(), c.not_after_ns, 0, 0};
+  return Call([&](void* s, np_error* e) { return vt_.record_issued_cert(s, &r, e); });
+}
+
+Status LedgerAdapter::RecordRenewedCert(const ports::IssuedCert& c, const std::string& parent_serial,
+                                        int64_t parent_issued_at_ns) {
+  np_issued_cert_v1 r{sizeof r, c.serial.c_str(), c.node.c_str(), c.source.c_str(), c.not_after_ns, 0, 0};
+  return Call([&](void* s, np_error* e) {
+    return vt_.record_renewed_cert(s, &r, parent_serial.c_str(), parent_issued_at_ns, e);
+  });
+}
+
+// ---- LedgerAdmin ----
+
+Status LedgerAdapter::SetCatalog(const ports::Catalog& catalog) {
+  // The C records point into these vectors; they live until the call returns.
+  std::vector<np_tier_v1> tiers;
+  std::vector<std::vector<const char*>> tier_providers;
+  std::vector<np_node_policy_v1> nodes;
+  std::vector<std::vector<const char*>> node_os;
+  tiers.reserve(catalog.tiers.size());
+  tier_providers.reserve(catalog.tiers.size());
+  for (const ports::TierSpec& t : catalog.tiers) {
+    auto& providers = tier_providers.emplace_back();
+    for (const std::string& p : t.providers) providers.push_back(p.c_str());
+    tiers.push_back(np_tier_v1{sizeof(np_tier_v1), t.label.c_str(), t.vcpu, t.memory, providers.data(),
+                               static_cast<uint32_t>(providers.size()), t.guest_os.c_str(), t.node.c_str(),
+                               t.site.c_str(), t.max_concurrent, t.reserved});
+  }
+  nodes.reserve(catalog.nodes.size());
+  node_os.reserve(catalog.nodes.size());
+  for (const ports::NodePolicy& n : catalog.nodes) {
+    auto& os = node_os.emplace_back();
+    for (const std::string& o : n.guest_os) os.push_back(o.c_str());
+    nodes.push_back(np_node_policy_v1{sizeof(np_node_policy_v1), n.name.c_str(), n.provider.c_str(), os.data(),
+                                      static_cast<uint32_t>(os.size()), n.macos_vm_limit, n.max_vcpu, n.max_memory});
+  }
+  std::vector<const np_tier_v1*> tier_ptrs;
+  for (const np_tier_v1& t : tiers) tier_ptrs.push_back(&t);
+  std::vector<const np_node_policy_v1*> node_ptrs;
+  for (const np_node_policy_v1& n : nodes) node_ptrs.push_back(&n);
+  np_catalog_v1 c{sizeof c,
+                  catalog.lease_ttl_ns,
+                  catalog.max_vcpu,
+                  catalog.max_memory,
+                  catalog.spread ? static_cast<uint32_t>(NP_PLACEMENT_SPREAD) : static_cast<uint32_t>(NP_PLACEMENT_PACK),
+                  tier_ptrs.data(),
+                  static_cast<uint32_t>(tier_ptrs.size()),
+                  node_ptrs.data(),
+                  static_cast<uint32_t>(node_ptrs.size())};
+  return Call([&](void* s, np_error* e) { return vt_.set_catalog(s, &c, e); });
+}
+
+Result<std::vector<ports::Lease>> LedgerAdapter::Escrow(const std::string& tier, int32_t want) {
+  std::vector<ports::Lease> out;
+  Status st = Call([&](void* s, np_error* e) { return vt_.escrow(s, tier.c_str(), want, LeaseSink(&out), e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status LedgerAdapter::Assign(const std::string& lease, int64_t epoch, int64_t run_id, int64_t request_id) {
+  return Call([&](void* s, np_error* e) { return vt_.assign(s, lease.c_str(), epoch, run_id, request_id, e); });
+}
+
+Result<int64_t> LedgerAdapter::Reap() {
+  int64_t reaped = 0;
+  Status st = Call([&](void* s, np_error* e) { return vt_.reap(s, &reaped, e); });
+  if (!st.ok()) return st;
+  return reaped;
+}
+
+Status LedgerAdapter::ForceRelease(const std::string& lease) {
+  return Call([&](void* s, np_error* e) { return vt_.force_release(s, lease.c_str(), e); });
+}
+
+Result<std::vector<ports::Lease>> LedgerAdapter::ListLeases(const std::string& node) {
+  std::vector<ports::Lease> out;
+  Status st = Call([&](void* s, np_error* e) { return vt_.list_leases(s, node.c_str(), LeaseSink(&out), e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::vector<ports::Node>> LedgerAdapter::ListNodes() {
+  std::vector<ports::Node> out;
+  np_node_sink sink{&out, [](void* ctx, const np_node_v1* p) -> int32_t {
+                      np_node_v1 n = CopyIn(p);
+                      static_cast<std::vector<ports::Node>*>(ctx)->push_back(
+                          ports::Node{S(n.name), S(n.provider), S(n.site), S(n.incarnation), n.epoch, n.total_vcpu,
+                                      n.total_memory, n.last_seen_at_ns, n.dispatch_generation, n.wire_version,
+                                      n.live != 0, n.drained != 0, n.withdrawn != 0});
+                      return 0;
+                    }};
+  Status st = Call([&](void* s, np_error* e) { return vt_.list_nodes(s, sink, e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::optional<ports::Job>> LedgerAdapter::JobForLease(const std::string& lease) {
+  std::vector<ports::Job> out;
+  np_job_sink sink{&out, [](void* ctx, const np_job_v1* p) -> int32_t {
+                     np_job_v1 j = CopyIn(p);
+                     ports::Job job{S(j.lease_id), S(j.tier), S(j.node), j.run_id, j.request_id, std::nullopt,
+                                    j.queued_at_ns, j.assigned_at_ns, j.started_at_ns, j.finished_at_ns,
+                                    S(j.failure_reason), S(j.image_cache), S(j.cache_generation), S(j.actions_cache)};
+                     if (j.conclusion != 0) job.conclusion = static_cast<Phase>(j.conclusion);
+                     static_cast<std::vector<ports::Job>*>(ctx)->push_back(std::move(job));
+                     return 0;
+                   }};
+  Status st = Call([&](void* s, np_error* e) { return vt_.job_for_lease(s, lease.c_str(), sink, e); });
+  if (st.detail() == NP_NOT_FOUND) return std::optional<ports::Job>();
+  if (!st.ok()) return st;
+  if (out.empty()) return std::optional<ports::Job>();
+  return std::optional<ports::Job>(out.front());
+}
+
+Result<ports::ComputeBarrier> LedgerAdapter::RequestComputeBarrier(const std::string& actor) {
+  std::vector<ports::ComputeBarrier> out;
+  Status st =
+      Call([&](void* s, np_error* e) { return vt_.request_compute_barrier(s, actor.c_str(), BarrierSink(&out), e); });
+  if (!st.ok()) return st;
+  if (out.size() != 1) return Status::Internal(who_ + ": request_compute_barrier put no barrier");
+  return out.front();
+}
+
+Result<int64_t> LedgerAdapter::SetAdmission(bool sealed, int64_t expected_generation, const std::string& reason,
+                                            const std::string& actor) {
+  int64_t generation = 0;
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.set_admission(s, sealed ? 1u : 0u, expected_generation, reason.c_str(), actor.c_str(), &generation, e);
+  });
+  if (!st.ok()) return st;
+  return generation;
+}
+
+Result<bool> LedgerAdapter::ComputeClear() {
+  uint32_t clear = 0;
+  Status st = Call([&](void* s, np_error* e) { return vt_.compute_clear(s, &clear, e); });
+  if (!st.ok()) return st;
+  return clear != 0;
+}
+
+Status LedgerAdapter::CreateJoinToken(const std::string& token_sha256, int64_t uses, int64_t expires_at_ns,
+                                      const std::string& note) {
+  return Call([&](void* s, np_error* e) {
+    return vt_.create_join_token(s, token_sha256.c_str(), uses, expires_at_ns, note.c_str(), e);
+  });
+}
+
+Result<std::vector<ports::JoinToken>> LedgerAdapter::ListJoinTokens() {
+  std::vector<ports::JoinToken> out;
+  np_join_token_sink sink{&out, [](void* ctx, const np_join_token_v1* p) -> int32_t {
+                            np_join_token_v1 t = CopyIn(p);
+                            static_cast<std::vector<ports::JoinToken>*>(ctx)->push_back(ports::JoinToken{
+                                S(t.token_sha256), S(t.note), t.uses_remaining, t.created_at_ns, t.expires_at_ns});
+                            return 0;
+                          }};
+  Status st = Call([&](void* s, np_error* e) { return vt_.list_join_tokens(s, sink, e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status LedgerAdapter::RevokeJoinToken(const std::string& token_sha256) {
+  return Call([&](void* s, np_error* e) { return vt_.revoke_join_token(s, token_sha256.c_str(), e); });
+}
+
+Result<std::vector<ports::Enrollment>> LedgerAdapter::ListEnrollments(std::optional<ports::EnrollmentState> state) {
+  std::vector<ports::Enrollment> out;
+  int32_t filter = state ? static_cast<int32_t>(*state) : 0;
+  Status st = Call([&](void* s, np_error* e) { return vt_.list_enrollments(s, filter, EnrollmentSink(&out), e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status LedgerAdapter::DecideEnrollment(const std::string& name, const std::string& fingerprint,
+                                       ports::EnrollmentState state, const std::string& cert_pem) {
+  return Call([&](void* s, np_error* e) {
+    return vt_.decide_enrollment(s, name.c_str(), fingerprint.c_str(), static_cast<int32_t>(state), cert_pem.c_str(),
+                                 e);
+  });
+}
+
+Status LedgerAdapter::RevokeCert(const std::string& serial, const std::string& node, const std::string& reason) {
+  return Call([&](void* s, np_error* e) {
+    return vt_.revoke_cert(s, serial.c_str(), node.c_str(), reason.c_str(), e);
+  });
+}
+
+Result<std::vector<std::string>> LedgerAdapter::RevokeNode(const std::string& node, const std::string& reason) {
+  std::vector<std::string> out;
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.revoke_node(s, node.c_str(), reason.c_str(), StringSink(&out), e);
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::vector<ports::IssuedCert>> LedgerAdapter::ListCerts(const std::string& node) {
+  std::vector<ports::IssuedCert> out;
+  np_cert_sink sink{&out, [](void* ctx, const np_issued_cert_v1* p) -> int32_t {
+                      np_issued_cert_v1 c = CopyIn(p);
+                      static_cast<std::vector<ports::IssuedCert>*>(ctx)->push_back(ports::IssuedCert{
+                          S(c.serial), S(c.node), S(c.source), c.not_after_ns, c.issued_at_ns, c.revoked != 0});
+                      return 0;
+                    }};
+  Status st = Call([&](void* s, np_error* e) { return vt_.list_certs(s, node.c_str(), sink, e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
+}  // namespace nodeplane::loader

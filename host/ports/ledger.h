@@ -1,0 +1,248 @@
+// The ledger ports: what the Plane, the wire and the admin API ask of the
+// durable ledger, as C++ interfaces (the seed's LeaseStore, Registrar,
+// BarrierStore, Enrollments and Revocations, plus lease creation, reaping and
+// the operator's queries).
+//
+// Implemented by loader/ledger_adapter.h over any nodeplane.ledger plugin,
+// and by in-memory fakes in tests. Every method may block and is thread-safe;
+// callers on an I/O thread hand the call to a worker. Failures are Status
+// values; Status::detail() carries the plugin's exact NP_* code (NP_FENCED,
+// NP_FORCE_RELEASE, ...) for callers that branch on it. "Not found" results
+// of lookups are std::optional, not errors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace nodeplane::ports {
+
+// Stable numbers, equal to the ABI's NP_PHASE_*.
+enum class Phase : int32_t {
+  kCapacity = 1,
+  kAssigned = 2,
+  kLaunching = 3,
+  kOnline = 4,
+  kBusy = 5,
+  kCustody = 6,
+  kTeardown = 7,
+  kQuarantine = 8,
+  kDone = 9,
+  kFailed = 10,
+};
+const char* PhaseName(Phase p);
+
+struct Lease {
+  std::string id, tier, node, target_node;
+  Phase phase = Phase::kCapacity;
+  int64_t epoch = 0, vcpu = 0, memory = 0, requested_vcpu = 0, requested_memory = 0;
+  std::string instance_type;
+  int64_t run_id = 0, request_id = 0;
+  int64_t created_at_ns = 0, heartbeat_at_ns = 0, expires_at_ns = 0, held_at_ns = 0;
+  std::string guest_os, providers, chosen_provider, site, failure_reason, holder_incarnation;
+  bool force_release = false, deregistered = false, macos_slot = false;
+};
+
+struct NodeRegistration {
+  std::string name, provider, site, incarnation, release;
+  int64_t total_vcpu = 0, total_memory = 0;
+  int32_t wire_version = 0;
+};
+
+struct Node {
+  std::string name, provider, site, incarnation;
+  int64_t epoch = 0, total_vcpu = 0, total_memory = 0, last_seen_at_ns = 0, dispatch_generation = 0;
+  int32_t wire_version = 0;
+  bool live = false, drained = false, withdrawn = false;
+};
+
+struct NodeFence {
+  int64_t epoch = 0, dispatch = 0;
+  int32_t wire_version = 0;
+  bool live = false;  // carried, not part of the fence
+};
+
+struct ComputeBarrier {
+  std::string id;
+  int64_t generation = 0, requested_at_ns = 0;
+  std::string requested_by;
+};
+
+struct BarrierObservation {
+  std::string node, barrier_id;
+  int64_t fence_epoch = 0, fence_dispatch = 0;
+  bool empty = false;
+};
+
+struct Quiescence {
+  bool sealed = false;
+  int64_t generation = 0;
+  std::vector<Lease> outstanding;
+  bool Quiet() const { return sealed && outstanding.empty(); }
+};
+
+enum class EnrollmentState : int32_t { kPending = 1, kApproved = 2, kDenied = 3 };
+
+struct Enrollment {
+  std::string name, fingerprint, csr_pem, cert_pem;
+  EnrollmentState state = EnrollmentState::kPending;
+  int64_t requested_at_ns = 0, decided_at_ns = 0;
+  std::string source;
+};
+
+struct JoinToken {
+  std::string token_sha256, note;
+  int64_t uses_remaining = 0, created_at_ns = 0, expires_at_ns = 0;
+};
+
+struct IssuedCert {
+  std::string serial, node, source;
+  int64_t not_after_ns = 0, issued_at_ns = 0;
+  bool revoked = false;
+};
+
+struct Job {
+  std::string lease_id, tier, node;
+  int64_t run_id = 0, request_id = 0;
+  std::optional<Phase> conclusion;  // absent while the job is in flight
+  int64_t queued_at_ns = 0, assigned_at_ns = 0, started_at_ns = 0, finished_at_ns = 0;
+  std::string failure_reason, image_cache, cache_generation, actions_cache;
+};
+
+struct CacheObservation {
+  std::string image_cache, cache_generation, actions_cache;
+};
+
+// The catalogue the ledger places against (from the config's tiers, nodes
+// and limits).
+struct TierSpec {
+  std::string label;
+  int64_t vcpu = 0, memory = 0;
+  std::vector<std::string> providers;
+  std::string guest_os = "linux", node, site;
+  uint32_t max_concurrent = 0, reserved = 0;
+};
+
+struct NodePolicy {
+  std::string name, provider;
+  std::vector<std::string> guest_os;
+  uint32_t macos_vm_limit = 2;
+  int64_t max_vcpu = 0, max_memory = 0;
+};
+
+struct Catalog {
+  int64_t lease_ttl_ns = 0, max_vcpu = 0, max_memory = 0;
+  bool spread = false;
+  std::vector<TierSpec> tiers;
+  std::vector<NodePolicy> nodes;
+};
+
+class LeaseStore {
+ public:
+  virtual ~LeaseStore() = default;
+  virtual Status Bind(const std::string& lease, int64_t epoch, const std::string& node,
+                      const std::string& incarnation) = 0;
+  virtual Status Advance(const std::string& lease, int64_t epoch, Phase to, const std::string& incarnation) = 0;
+  virtual Status Heartbeat(const std::string& lease, int64_t epoch) = 0;
+  virtual Status MarkFailure(const std::string& lease, int64_t epoch, const std::string& reason) = 0;
+  virtual Status Resize(const std::string& lease, int64_t epoch, const std::string& instance_type, int64_t vcpu,
+                        int64_t memory) = 0;
+  virtual Status Release(const std::string& lease, int64_t epoch, Phase outcome) = 0;
+  virtual Result<Lease> GetLease(const std::string& lease) = 0;
+  virtual Status RecordCacheObservation(const std::string& lease, int64_t epoch, const CacheObservation& obs) = 0;
+  virtual Status MarkDeregistered(const std::string& lease) = 0;
+  virtual Result<std::vector<std::string>> LaunchedLeaseIds(const std::string& node) = 0;
+  virtual Result<std::string> EndedLeaseNode(const std::string& lease) = 0;
+  virtual Result<std::vector<std::string>> QuarantinedLeaseIds(const std::string& node) = 0;
+};
+
+class Registrar {
+ public:
+  virtual ~Registrar() = default;
+  virtual Result<int64_t> RegisterNode(const NodeRegistration& reg) = 0;
+  virtual Status NodeGone(const std::string& node, int64_t epoch) = 0;
+  virtual Status NodeWithdrawn(const std::string& node, int64_t epoch, const std::string& incarnation) = 0;
+  virtual Status ForgetEveryNode() = 0;
+  virtual Result<int64_t> BumpDispatch(const std::string& node) = 0;
+  virtual Result<int64_t> ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,
+                                               int64_t epoch) = 0;
+  virtual Result<bool> SettleCompletionOnTerminalLease(const std::string& lease, int64_t lease_epoch,
+                                                       Phase outcome) = 0;
+};
+
+class BarrierStore {
+ public:
+  virtual ~BarrierStore() = default;
+  virtual Result<std::optional<ComputeBarrier>> ComputeBarrierInForce() = 0;
+  virtual Status DropComputeBarrier(const std::string& id) = 0;
+  virtual Result<std::pair<int64_t, bool>> AdmissionGeneration() = 0;  // generation, sealed
+  virtual Result<Quiescence> GetQuiescence() = 0;
+  virtual Result<std::optional<NodeFence>> NodeFenceOf(const std::string& node) = 0;
+  virtual Status RecordBarrierObservation(const BarrierObservation& obs) = 0;
+  virtual Status InvalidateBarrierRun(const std::string& node) = 0;
+  virtual Status InvalidateEveryBarrierRun() = 0;
+  virtual Result<int64_t> ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,
+                                               int64_t epoch) = 0;
+};
+
+class Enrollments {
+ public:
+  virtual ~Enrollments() = default;
+  // The token crosses as its SHA-256 (hex of the lower-cased, trimmed
+  // secret): the secret never reaches the store.
+  virtual Result<Enrollment> RequestEnrollmentWithToken(const std::string& name, const std::string& fingerprint,
+                                                        const std::string& csr_pem,
+                                                        const std::string& token_sha256) = 0;
+  virtual Result<std::optional<Enrollment>> LookupEnrollment(const std::string& name) = 0;
+};
+
+class Revocations {
+ public:
+  virtual ~Revocations() = default;
+  virtual Result<bool> CertRevokedFor(const std::string& node, const std::string& serial, int64_t issued_at_ns) = 0;
+  virtual Status RecordIssuedCert(const IssuedCert& cert) = 0;
+  virtual Status RecordRenewedCert(const IssuedCert& cert, const std::string& parent_serial,
+                                   int64_t parent_issued_at_ns) = 0;
+};
+
+// Creation, reaping, and what an operator asks for.
+class LedgerAdmin {
+ public:
+  virtual ~LedgerAdmin() = default;
+  virtual Status SetCatalog(const Catalog& catalog) = 0;
+  virtual Result<std::vector<Lease>> Escrow(const std::string& tier, int32_t want) = 0;
+  virtual Status Assign(const std::string& lease, int64_t epoch, int64_t run_id, int64_t request_id) = 0;
+  virtual Result<int64_t> Reap() = 0;
+  virtual Status ForceRelease(const std::string& lease) = 0;
+  virtual Result<std::vector<Lease>> ListLeases(const std::string& node) = 0;
+  virtual Result<std::vector<Node>> ListNodes() = 0;
+  virtual Result<std::optional<Job>> JobForLease(const std::string& lease) = 0;
+  virtual Result<ComputeBarrier> RequestComputeBarrier(const std::string& actor) = 0;
+  virtual Result<int64_t> SetAdmission(bool sealed, int64_t expected_generation, const std::string& reason,
+                                       const std::string& actor) = 0;
+  virtual Result<bool> ComputeClear() = 0;
+  virtual Status CreateJoinToken(const std::string& token_sha256, int64_t uses, int64_t expires_at_ns,
+                                 const std::string& note) = 0;
+  virtual Result<std::vector<JoinToken>> ListJoinTokens() = 0;
+  virtual Status RevokeJoinToken(const std::string& token_sha256) = 0;
+  virtual Result<std::vector<Enrollment>> ListEnrollments(std::optional<EnrollmentState> state) = 0;
+  virtual Status DecideEnrollment(const std::string& name, const std::string& fingerprint, EnrollmentState state,
+                                  const std::string& cert_pem) = 0;
+  virtual Status RevokeCert(const std::string& serial, const std::string& node, const std::string& reason) = 0;
+  virtual Result<std::vector<std::string>> RevokeNode(const std::string& node, const std::string& reason) = 0;
+  virtual Result<std::vector<IssuedCert>> ListCerts(const std::string& node) = 0;
+};
+
+// Everything the ledger plugin offers, in one object.
+class Ledger : public LeaseStore,
+               public Registrar,
+               public BarrierStore,
+               public Enrollments,
+               public Revocations,
+               public LedgerAdmin {};
+
+}  // namespace nodeplane::ports

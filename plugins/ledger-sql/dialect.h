@@ -1,0 +1,24 @@
+// Where the SQLite and PostgreSQL stores differ. Everything else (the schema,
+// every statement) is the same text on both engines.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nodeplane::ledger {
+
+struct Dialect {
+  std::string name;             // "sqlite", "postgresql"
+  std::string soci_backend;     // "sqlite3", "postgresql"
+  // Opens a write transaction that excludes every other writer of the same
+  // ledger, in this process or another.
+  std::string begin_write;      // "BEGIN IMMEDIATE" / "BEGIN"
+  std::string write_lock;       // "" / "SELECT pg_advisory_xact_lock(...)"
+  // Opens a read-only transaction that sees one snapshot.
+  std::string begin_read;       // "BEGIN" / "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+  // Statements run once on every new session, one statement each.
+  std::vector<std::string> writer_setup;
+  std::vector<std::string> reader_setup;
+};
+
+}  // namespace nodeplane::ledger

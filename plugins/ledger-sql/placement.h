@@ -1,0 +1,72 @@
+// Headroom and placement (billet-ledger.md §4.2): pure arithmetic over rows
+// the store read inside its write transaction.
+//
+// Invariants:
+//   P1. A host's room is min over vCPU and memory of its free capacity and the
+//       deployment's remaining room, divided by the tier's request; a macOS
+//       tier is also bounded by the host's free macOS slots.
+//   P2. Next() picks, among eligible hosts with room, the lowest provider
+//       preference rank, then by policy (pack: least room, spread: most room),
+//       then the lexically smallest name; so identical fleets place
+//       identically.
+//   P3. Next() spends what it places from the host and from the deployment,
+//       so successive calls never hand out the same capacity twice.
+//   P4. Other tiers' floors are held first, in label order, each on the
+//       hosts its own tier could use; a floor that cannot be kept stops there
+//       and blocks nothing else.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nodeplane::ledger {
+
+struct TierSpec {
+  std::string label;
+  int64_t vcpu = 0;
+  int64_t memory = 0;
+  std::vector<std::string> providers;
+  std::string guest_os = "linux";
+  std::string node;
+  std::string site;
+  uint32_t max_concurrent = 0;
+  uint32_t reserved = 0;
+};
+
+struct HostRoom {
+  std::string name;
+  std::string provider;
+  std::string site;
+  std::vector<std::string> guest_os_allowed;  // empty: every OS
+  int64_t free_vcpu = 0;
+  int64_t free_memory = 0;
+  int64_t free_macos = 0;
+};
+
+class Placer {
+ public:
+  // `hosts` sorted by name; deploy_* < 0 means no ceiling.
+  Placer(std::vector<HostRoom> hosts, int64_t deploy_vcpu, int64_t deploy_memory, bool spread);
+
+  // Places one instance of `tier`, spending its room; the host's name, or
+  // nothing when no eligible host has room.
+  std::optional<std::string> Next(const TierSpec& tier);
+  // Whether `host` may ever run `tier` (pin, site, provider, guest OS).
+  static bool Eligible(const HostRoom& host, const TierSpec& tier);
+  // Holds `missing` instances of `tier` back (its floor); returns how many fit.
+  uint32_t Hold(const TierSpec& tier, uint32_t missing);
+
+ private:
+  int64_t Room(const HostRoom& host, const TierSpec& tier) const;
+
+  std::vector<HostRoom> hosts_;
+  int64_t deploy_vcpu_;
+  int64_t deploy_memory_;
+  bool spread_;
+};
+
+bool GuestOSAllowed(const std::vector<std::string>& allowed, const std::string& os);
+
+}  // namespace nodeplane::ledger

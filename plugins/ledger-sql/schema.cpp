@@ -1,0 +1,230 @@
+#include "schema.h"
+
+#include <cstdio>
+#include <map>
+
+#include "ledger_error.h"
+
+namespace nodeplane::ledger {
+namespace {
+
+// Version 1. Times are BIGINT nanoseconds since the Unix epoch (UTC);
+// booleans are BIGINT 0/1; "absent" strings are '' rather than NULL, so no
+// column is nullable and every comparison is plain.
+constexpr const char* kV1 = R"sql(
+CREATE TABLE nodes (
+  name TEXT PRIMARY KEY,
+  provider TEXT NOT NULL,
+  site TEXT NOT NULL DEFAULT '',
+  incarnation TEXT NOT NULL DEFAULT '',
+  epoch BIGINT NOT NULL DEFAULT 0,
+  total_vcpu BIGINT NOT NULL,
+  total_memory BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL,
+  live BIGINT NOT NULL DEFAULT 0 CHECK (live IN (0, 1)),
+  drained BIGINT NOT NULL DEFAULT 0 CHECK (drained IN (0, 1)),
+  withdrawn BIGINT NOT NULL DEFAULT 0 CHECK (withdrawn IN (0, 1)),
+  dispatch_generation BIGINT NOT NULL DEFAULT 0,
+  wire_version BIGINT NOT NULL DEFAULT 0,
+  node_release TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE leases (
+  id TEXT PRIMARY KEY,
+  tier TEXT NOT NULL,
+  node TEXT NOT NULL DEFAULT '',
+  target_node TEXT NOT NULL DEFAULT '',
+  phase TEXT NOT NULL CHECK (phase IN ('capacity', 'assigned', 'launching', 'online', 'busy',
+                                       'custody', 'teardown', 'quarantine', 'done', 'failed')),
+  epoch BIGINT NOT NULL DEFAULT 0,
+  vcpu BIGINT NOT NULL CHECK (vcpu > 0),
+  memory BIGINT NOT NULL CHECK (memory > 0),
+  requested_vcpu BIGINT NOT NULL,
+  requested_memory BIGINT NOT NULL,
+  instance_type TEXT NOT NULL DEFAULT '',
+  run_id BIGINT NOT NULL DEFAULT 0,
+  request_id BIGINT NOT NULL DEFAULT 0,
+  created_at BIGINT NOT NULL,
+  heartbeat_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  held_at BIGINT NOT NULL DEFAULT 0,
+  guest_os TEXT NOT NULL DEFAULT 'linux',
+  providers TEXT NOT NULL DEFAULT '',
+  chosen_provider TEXT NOT NULL DEFAULT '',
+  site TEXT NOT NULL DEFAULT '',
+  failure_reason TEXT NOT NULL DEFAULT '',
+  holder_incarnation TEXT NOT NULL DEFAULT '',
+  force_release BIGINT NOT NULL DEFAULT 0 CHECK (force_release IN (0, 1)),
+  deregistered BIGINT NOT NULL DEFAULT 0 CHECK (deregistered IN (0, 1)),
+  macos_slot BIGINT NOT NULL DEFAULT 0 CHECK (macos_slot IN (0, 1)),
+  image_cache TEXT NOT NULL DEFAULT '',
+  cache_generation TEXT NOT NULL DEFAULT '',
+  actions_cache TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX leases_open_idx ON leases (phase) WHERE phase NOT IN ('done', 'failed');
+CREATE INDEX leases_node_idx ON leases (node);
+CREATE INDEX leases_target_idx ON leases (target_node);
+CREATE INDEX leases_expiry_idx ON leases (expires_at) WHERE phase NOT IN ('done', 'failed');
+CREATE TABLE job_history (
+  lease_id TEXT PRIMARY KEY,
+  tier TEXT NOT NULL,
+  node TEXT NOT NULL DEFAULT '',
+  run_id BIGINT NOT NULL DEFAULT 0,
+  request_id BIGINT NOT NULL DEFAULT 0,
+  conclusion TEXT NOT NULL DEFAULT '',
+  queued_at BIGINT NOT NULL,
+  assigned_at BIGINT NOT NULL DEFAULT 0,
+  started_at BIGINT NOT NULL DEFAULT 0,
+  finished_at BIGINT NOT NULL DEFAULT 0,
+  failure_reason TEXT NOT NULL DEFAULT '',
+  image_cache TEXT NOT NULL DEFAULT '',
+  cache_generation TEXT NOT NULL DEFAULT '',
+  actions_cache TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE admission (
+  id BIGINT PRIMARY KEY CHECK (id = 1),
+  mode TEXT NOT NULL,
+  generation BIGINT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  actor TEXT NOT NULL DEFAULT '',
+  changed_at BIGINT NOT NULL DEFAULT 0
+);
+INSERT INTO admission (id, mode, generation) VALUES (1, 'open', 0);
+CREATE TABLE compute_barrier (
+  id BIGINT PRIMARY KEY CHECK (id = 1),
+  barrier_id TEXT NOT NULL,
+  admission_generation BIGINT NOT NULL,
+  requested_at BIGINT NOT NULL,
+  requested_by TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE compute_barrier_nodes (
+  node TEXT PRIMARY KEY,
+  barrier_id TEXT NOT NULL,
+  node_epoch BIGINT NOT NULL,
+  dispatch_generation BIGINT NOT NULL,
+  empty_since BIGINT NOT NULL,
+  observed_at BIGINT NOT NULL
+);
+CREATE TABLE join_tokens (
+  token_sha256 TEXT PRIMARY KEY,
+  note TEXT NOT NULL DEFAULT '',
+  uses_remaining BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE TABLE node_enrollments (
+  name TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  csr_pem TEXT NOT NULL,
+  cert_pem TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'denied')),
+  requested_at BIGINT NOT NULL,
+  decided_at BIGINT NOT NULL DEFAULT 0,
+  source TEXT NOT NULL DEFAULT 'enrolled'
+);
+CREATE TABLE issued_certs (
+  serial TEXT PRIMARY KEY,
+  node TEXT NOT NULL,
+  source TEXT NOT NULL,
+  not_after BIGINT NOT NULL,
+  issued_at BIGINT NOT NULL
+);
+CREATE INDEX issued_certs_node_idx ON issued_certs (node);
+CREATE TABLE revoked_certs (
+  serial TEXT PRIMARY KEY,
+  node TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  revoked_at BIGINT NOT NULL
+);
+CREATE INDEX revoked_certs_node_idx ON revoked_certs (node);
+CREATE TABLE node_revocations (
+  node TEXT PRIMARY KEY,
+  revoked_before BIGINT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  revoked_at BIGINT NOT NULL
+)
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration> kMigrations = {
+      {1, "initial", kV1},
+  };
+  return kMigrations;
+}
+
+std::string MigrationChecksum(const Migration& m) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const char* p = m.sql; *p != '\0'; ++p) {
+    h ^= static_cast<unsigned char>(*p);
+    h *= 1099511628211ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+void Migrate(soci::session& s, const Dialect& d, int64_t now_ns) {
+  s << "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
+       "checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)";
+  std::map<int64_t, std::string> applied;
+  {
+    long long version = 0;
+    std::string checksum;
+    soci::statement st = (s.prepare << "SELECT version, checksum FROM schema_migrations ORDER BY version",
+                          soci::into(version), soci::into(checksum));
+    st.execute();
+    while (st.fetch()) applied[version] = checksum;
+  }
+  const auto& known = Migrations();
+  const int64_t newest = known.back().version;
+  for (const auto& [version, checksum] : applied) {
+    if (version > newest) {
+      Fail(NP_SCHEMA_TOO_NEW, "the ledger is at schema version " + std::to_string(applied.rbegin()->first) +
+                                  ", written by a newer nodeplane; this one knows versions up to " +
+                                  std::to_string(newest) + " and will not touch it");
+    }
+    const Migration& m = known[static_cast<size_t>(version - 1)];
+    if (MigrationChecksum(m) != checksum) {
+      Fail(NP_REFUSED, "schema migration " + std::to_string(version) + " (" + m.name +
+                           ") differs from the one applied to this ledger (checksum " + checksum +
+                           "); the ledger or this build is corrupt");
+    }
+  }
+  for (const Migration& m : known) {
+    if (applied.count(m.version) != 0) continue;
+    s << d.begin_write;
+    try {
+      if (!d.write_lock.empty()) s << d.write_lock;
+      long long already = 0;
+      long long v = m.version;
+      s << "SELECT COUNT(*) FROM schema_migrations WHERE version = :v", soci::into(already), soci::use(v);
+      if (already != 0) {  // another process applied it meanwhile
+        s << "COMMIT";
+        continue;
+      }
+      std::string text = m.sql;
+      size_t start = 0;
+      while (start < text.size()) {
+        size_t end = text.find(";\n", start);
+        std::string stmt = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (stmt.find_first_not_of(" \n\t") != std::string::npos) s << stmt;
+        if (end == std::string::npos) break;
+        start = end + 2;
+      }
+      long long at = now_ns;
+      std::string name = m.name, sum = MigrationChecksum(m);
+      s << "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (:v, :n, :c, :a)",
+          soci::use(v), soci::use(name), soci::use(sum), soci::use(at);
+      s << "COMMIT";
+    } catch (...) {
+      try {
+        s << "ROLLBACK";
+      } catch (...) {
+      }
+      throw;
+    }
+  }
+}
+
+}  // namespace nodeplane::ledger

@@ -1,0 +1,232 @@
+// The SQL ledger: every operation of np_ledger_v1 as one transaction over a
+// SOCI session, shared by the SQLite and PostgreSQL plugins (the Dialect
+// holds their differences).
+//
+// Design notes:
+//   L1. One writer session, guarded by a mutex, opens every write with the
+//       dialect's exclusive begin (BEGIN IMMEDIATE; a transaction-scoped
+//       advisory lock), so writes are serialized across processes too, and
+//       escrow's read-measure-insert cannot interleave with another writer.
+//   L2. Reads run on a small pool of read-only sessions, each in one
+//       snapshot transaction, and never wait on the writer.
+//   L3. "now" is the host's wall clock, read once per operation.
+//   L4. Fence first: every lease write loads the row and compares epochs
+//       before looking at anything else, so a reaped holder hears "fenced",
+//       not "not found".
+//   L5. Verdicts are thrown as LedgerError; a database failure surfaces as a
+//       soci_error and becomes NP_UNAVAILABLE at the vtable.
+// Thread-safe: every public method may be called concurrently.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include <soci/soci.h>
+
+#include "dialect.h"
+#include "nodeplane/np_ledger_v1.h"
+#include "placement.h"
+
+namespace nodeplane::ledger {
+
+struct NodePolicy {
+  std::string provider;
+  std::vector<std::string> guest_os;
+  uint32_t macos_vm_limit = 2;
+  int64_t max_vcpu = 0;
+  int64_t max_memory = 0;
+};
+
+struct Catalog {
+  int64_t lease_ttl_ns = 90LL * 1'000'000'000;
+  int64_t max_vcpu = 0;
+  int64_t max_memory = 0;
+  bool spread = false;
+  std::map<std::string, TierSpec> tiers;
+  std::map<std::string, NodePolicy> nodes;
+};
+
+struct LeaseRow {
+  std::string id, tier, node, target_node, phase;
+  long long epoch = 0, vcpu = 0, memory = 0, requested_vcpu = 0, requested_memory = 0;
+  std::string instance_type;
+  long long run_id = 0, request_id = 0, created_at = 0, heartbeat_at = 0, expires_at = 0, held_at = 0;
+  std::string guest_os, providers, chosen_provider, site, failure_reason, holder_incarnation;
+  long long force_release = 0, deregistered = 0, macos_slot = 0;
+  std::string image_cache, cache_generation, actions_cache;
+};
+
+struct NodeRow {
+  std::string name, provider, site, incarnation;
+  long long epoch = 0, total_vcpu = 0, total_memory = 0, last_seen_at = 0;
+  long long live = 0, drained = 0, withdrawn = 0, dispatch_generation = 0, wire_version = 0;
+  std::string release;
+};
+
+struct JobRow {
+  std::string lease_id, tier, node, conclusion;
+  long long run_id = 0, request_id = 0, queued_at = 0, assigned_at = 0, started_at = 0, finished_at = 0;
+  std::string failure_reason, image_cache, cache_generation, actions_cache;
+};
+
+struct BarrierRow {
+  std::string id;
+  long long generation = 0, requested_at = 0;
+  std::string requested_by;
+};
+
+struct FenceRow {
+  long long epoch = 0, dispatch = 0, wire_version = 0, live = 0;
+};
+
+struct EnrollmentRow {
+  std::string name, fingerprint, csr_pem, cert_pem, state;
+  long long requested_at = 0, decided_at = 0;
+  std::string source;
+};
+
+struct TokenRow {
+  std::string token_sha256, note;
+  long long uses_remaining = 0, created_at = 0, expires_at = 0;
+};
+
+struct CertRow {
+  std::string serial, node, source;
+  long long not_after = 0, issued_at = 0, revoked = 0;
+};
+
+struct Registration {
+  std::string name, provider, site, incarnation, release;
+  int64_t total_vcpu = 0, total_memory = 0;
+  int32_t wire_version = 0;
+};
+
+struct CacheObservation {
+  std::string image_cache, cache_generation, actions_cache;
+};
+
+struct BarrierObservation {
+  std::string node, barrier_id;
+  int64_t fence_epoch = 0, fence_dispatch = 0;
+  bool empty = false;
+};
+
+struct Quiescence {
+  bool sealed = true;
+  int64_t generation = 0;
+  std::vector<LeaseRow> outstanding;
+};
+
+class SqlLedger {
+ public:
+  struct Options {
+    Dialect dialect;
+    std::string connection;  // SOCI connection string for the dialect's backend
+    unsigned readers = 4;
+  };
+
+  // Opens the sessions and migrates the schema; throws LedgerError or soci_error.
+  SqlLedger(const np_host_v1* host, Options options);
+  ~SqlLedger();
+
+  void SetCatalog(Catalog catalog);
+
+  // Creation
+  std::vector<LeaseRow> Escrow(const std::string& tier, int32_t want);
+  void Assign(const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id);
+
+  // LeaseStore
+  void Bind(const std::string& id, int64_t epoch, const std::string& node, const std::string& incarnation);
+  void Advance(const std::string& id, int64_t epoch, int32_t to, const std::string& incarnation);
+  void Heartbeat(const std::string& id, int64_t epoch);
+  void MarkFailure(const std::string& id, int64_t epoch, const std::string& reason);
+  void Resize(const std::string& id, int64_t epoch, const std::string& instance_type, int64_t vcpu, int64_t memory);
+  void Release(const std::string& id, int64_t epoch, int32_t outcome);
+  LeaseRow GetLease(const std::string& id);
+  void RecordCacheObservation(const std::string& id, int64_t epoch, const CacheObservation& obs);
+  void MarkDeregistered(const std::string& id);
+  std::vector<std::string> LaunchedLeaseIds(const std::string& node);
+  std::string EndedLeaseNode(const std::string& id);
+  std::vector<std::string> QuarantinedLeaseIds(const std::string& node);
+
+  // Registrar
+  int64_t RegisterNode(const Registration& reg);
+  void NodeGone(const std::string& node, int64_t epoch);
+  void NodeWithdrawn(const std::string& node, int64_t epoch, const std::string& incarnation);
+  void ForgetEveryNode();
+  int64_t BumpDispatch(const std::string& node);
+  int64_t ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running, int64_t epoch);
+  bool SettleCompletionOnTerminalLease(const std::string& id, int64_t lease_epoch, int32_t outcome);
+
+  // Admission and the compute barrier
+  std::vector<BarrierRow> ComputeBarrierInForce();
+  BarrierRow RequestComputeBarrier(const std::string& actor);
+  void DropComputeBarrier(const std::string& barrier_id);
+  std::pair<int64_t, bool> AdmissionGeneration();
+  int64_t SetAdmission(bool sealed, int64_t expected_generation, const std::string& reason, const std::string& actor);
+  Quiescence GetQuiescence();
+  std::vector<FenceRow> NodeFenceOf(const std::string& node);
+  void RecordBarrierObservation(const BarrierObservation& obs);
+  void InvalidateBarrierRun(const std::string& node);
+  void InvalidateEveryBarrierRun();
+  bool ComputeClear();
+
+  // Enrollments and join tokens
+  void CreateJoinToken(const std::string& hash, int64_t uses, int64_t expires_at, const std::string& note);
+  std::vector<TokenRow> ListJoinTokens();
+  void RevokeJoinToken(const std::string& hash);
+  EnrollmentRow RequestEnrollmentWithToken(const std::string& name, const std::string& fingerprint,
+                                           const std::string& csr_pem, const std::string& token_hash);
+  std::vector<EnrollmentRow> LookupEnrollment(const std::string& name);
+  std::vector<EnrollmentRow> ListEnrollments(int32_t state);
+  void DecideEnrollment(const std::string& name, const std::string& fingerprint, int32_t state,
+                        const std::string& cert_pem);
+
+  // Certificates and revocations
+  void RecordIssuedCert(const CertRow& cert);
+  void RecordRenewedCert(const CertRow& cert, const std::string& parent_serial, int64_t parent_issued_at);
+  bool CertRevokedFor(const std::string& node, const std::string& serial, int64_t issued_at);
+  void RevokeCert(const std::string& serial, const std::string& node, const std::string& reason);
+  std::vector<std::string> RevokeNode(const std::string& node, const std::string& reason);
+  std::vector<CertRow> ListCerts(const std::string& node);
+
+  // Reaping and operator queries
+  int64_t Reap();
+  void ForceRelease(const std::string& id);
+  std::vector<LeaseRow> ListLeases(const std::string& node);
+  std::vector<NodeRow> ListNodes();
+  std::vector<JobRow> JobForLease(const std::string& id);
+
+ private:
+  class ReadLease;  // a reader session checked out of the pool
+
+  int64_t Now() const;
+  Catalog CatalogSnapshot() const;
+  template <typename F>
+  auto Write(F&& body);
+  template <typename F>
+  auto Read(F&& body);
+
+  // Helpers that run inside a transaction on session `s`.
+  LeaseRow LoadFenced(soci::session& s, const std::string& id, int64_t epoch);
+  void CheckPlacement(soci::session& s, const Catalog& cat, const LeaseRow& lease, const std::string& node);
+  void Archive(soci::session& s, const LeaseRow& lease, int32_t outcome, int64_t now);
+
+  const np_host_v1* host_;
+  Options options_;
+  mutable std::shared_mutex catalog_mu_;
+  Catalog catalog_;
+  std::mutex write_mu_;
+  std::unique_ptr<soci::session> writer_;
+  std::mutex readers_mu_;
+  std::condition_variable readers_cv_;
+  std::vector<std::unique_ptr<soci::session>> idle_readers_;
+};
+
+}  // namespace nodeplane::ledger

@@ -1,0 +1,119 @@
+// Shared by the sql_ledger_*.cpp files: transactions, and reading rows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ledger_error.h"
+#include "lease_rules.h"
+#include "sql_ledger.h"
+
+namespace nodeplane::ledger {
+
+// The lease columns, in LeaseRow's order.
+inline constexpr const char* kLeaseColumns =
+    "id, tier, node, target_node, phase, epoch, vcpu, memory, requested_vcpu, requested_memory, instance_type, "
+    "run_id, request_id, created_at, heartbeat_at, expires_at, held_at, guest_os, providers, chosen_provider, "
+    "site, failure_reason, holder_incarnation, force_release, deregistered, macos_slot, image_cache, "
+    "cache_generation, actions_cache";
+
+inline void IntoLease(soci::details::prepare_temp_type& p, LeaseRow& r) {
+  p, soci::into(r.id), soci::into(r.tier), soci::into(r.node), soci::into(r.target_node), soci::into(r.phase),
+      soci::into(r.epoch), soci::into(r.vcpu), soci::into(r.memory), soci::into(r.requested_vcpu),
+      soci::into(r.requested_memory), soci::into(r.instance_type), soci::into(r.run_id), soci::into(r.request_id),
+      soci::into(r.created_at), soci::into(r.heartbeat_at), soci::into(r.expires_at), soci::into(r.held_at),
+      soci::into(r.guest_os), soci::into(r.providers), soci::into(r.chosen_provider), soci::into(r.site),
+      soci::into(r.failure_reason), soci::into(r.holder_incarnation), soci::into(r.force_release),
+      soci::into(r.deregistered), soci::into(r.macos_slot), soci::into(r.image_cache),
+      soci::into(r.cache_generation), soci::into(r.actions_cache);
+}
+
+// SELECT <lease columns> FROM leases <tail>, binding `uses` in order.
+template <typename... U>
+std::vector<LeaseRow> SelectLeases(soci::session& s, const std::string& tail, const U&... uses) {
+  LeaseRow r;
+  soci::details::prepare_temp_type p = (s.prepare << (std::string("SELECT ") + kLeaseColumns + " FROM leases " + tail));
+  IntoLease(p, r);
+  static_cast<void>((p, ..., soci::use(uses)));
+  soci::statement st(p);
+  st.execute();
+  std::vector<LeaseRow> out;
+  while (st.fetch()) out.push_back(r);
+  return out;
+}
+
+// Runs a statement and returns how many rows it changed.
+template <typename... U>
+long long Exec(soci::session& s, const std::string& sql, const U&... uses) {
+  soci::details::prepare_temp_type p = (s.prepare << sql);
+  static_cast<void>((p, ..., soci::use(uses)));
+  soci::statement st(p);
+  st.execute(true);
+  return st.get_affected_rows();
+}
+
+// Runs `body(s)` between `begin` (and `lock`, if any) and COMMIT; rolls
+// back and rethrows when it throws.
+template <typename F>
+auto InTransaction(soci::session& s, const std::string& begin, const std::string& lock, F&& body) {
+  s << begin;
+  try {
+    if (!lock.empty()) s << lock;
+    if constexpr (std::is_void_v<decltype(body(s))>) {
+      body(s);
+      s << "COMMIT";
+    } else {
+      auto result = body(s);
+      s << "COMMIT";
+      return result;
+    }
+  } catch (...) {
+    try {
+      s << "ROLLBACK";
+    } catch (...) {
+    }
+    throw;
+  }
+}
+
+// A write transaction on the one writer session (L1).
+template <typename F>
+auto SqlLedger::Write(F&& body) {
+  std::lock_guard lock(write_mu_);
+  return InTransaction(*writer_, options_.dialect.begin_write, options_.dialect.write_lock, std::forward<F>(body));
+}
+
+class SqlLedger::ReadLease {
+ public:
+  explicit ReadLease(SqlLedger& l) : l_(l) {
+    std::unique_lock lock(l_.readers_mu_);
+    l_.readers_cv_.wait(lock, [&] { return !l_.idle_readers_.empty(); });
+    s_ = std::move(l_.idle_readers_.back());
+    l_.idle_readers_.pop_back();
+  }
+  ~ReadLease() {
+    std::lock_guard lock(l_.readers_mu_);
+    l_.idle_readers_.push_back(std::move(s_));
+    l_.readers_cv_.notify_one();
+  }
+  soci::session& session() { return *s_; }
+
+ private:
+  SqlLedger& l_;
+  std::unique_ptr<soci::session> s_;
+};
+
+// One read-only snapshot on a reader session (L2).
+template <typename F>
+auto SqlLedger::Read(F&& body) {
+  ReadLease lease(*this);
+  return InTransaction(lease.session(), options_.dialect.begin_read, "", std::forward<F>(body));
+}
+
+std::string NewHexId();
+
+// The node a lease is charged to: the binder, else the escrow's choice.
+inline constexpr const char* kChargedNode = "(CASE WHEN node <> '' THEN node ELSE target_node END)";
+inline constexpr const char* kOpen = "phase NOT IN ('done', 'failed')";
+
+}  // namespace nodeplane::ledger

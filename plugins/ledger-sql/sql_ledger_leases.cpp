@@ -1,0 +1,413 @@
+// Lease operations: escrow, the lifecycle, reaping, and lease queries.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "sql_ledger_internal.h"
+
+namespace nodeplane::ledger {
+namespace {
+
+std::vector<std::string> SelectIds(soci::session& s, const std::string& sql, const std::string& arg) {
+  std::string id;
+  soci::statement st = (s.prepare << sql, soci::into(id), soci::use(arg));
+  st.execute();
+  std::vector<std::string> out;
+  while (st.fetch()) out.push_back(id);
+  return out;
+}
+
+void CheckAdmissionOpen(soci::session& s) {
+  std::string mode;
+  s << "SELECT mode FROM admission WHERE id = 1", soci::into(mode);
+  if (!s.got_data() || mode != "open") {
+    Fail(NP_ADMISSION_SEALED, "the deployment is sealed and takes no new work");
+  }
+}
+
+}  // namespace
+
+std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t want) {
+  if (want < 0) Fail(NP_INVALID, "escrow wants " + std::to_string(want) + " leases; the count cannot be negative");
+  Catalog cat = CatalogSnapshot();
+  auto tier_it = cat.tiers.find(tier_label);
+  if (tier_it == cat.tiers.end()) Fail(NP_UNKNOWN_TIER, "tier \"" + tier_label + "\" is not in the catalogue");
+  const TierSpec& tier = tier_it->second;
+  return Write([&](soci::session& s) {
+    CheckAdmissionOpen(s);
+    std::vector<LeaseRow> made;
+    if (want == 0) return made;
+    const int64_t now = Now();
+
+    // The fleet that may take new work, with what is charged to each host.
+    std::vector<HostRoom> hosts;
+    std::map<std::string, size_t> index;
+    {
+      NodeRow n;
+      soci::statement st = (s.prepare << "SELECT name, provider, site, total_vcpu, total_memory FROM nodes "
+                                         "WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
+                            soci::into(n.name), soci::into(n.provider), soci::into(n.site), soci::into(n.total_vcpu),
+                            soci::into(n.total_memory));
+      st.execute();
+      while (st.fetch()) {
+        HostRoom h{n.name, n.provider, n.site, {}, n.total_vcpu, n.total_memory, kDefaultMacOSVMLimit};
+        if (auto p = cat.nodes.find(n.name); p != cat.nodes.end()) {
+          h.guest_os_allowed = p->second.guest_os;
+          h.free_macos = p->second.macos_vm_limit;
+          if (p->second.max_vcpu > 0) h.free_vcpu = std::min<int64_t>(h.free_vcpu, p->second.max_vcpu);
+          if (p->second.max_memory > 0) h.free_memory = std::min<int64_t>(h.free_memory, p->second.max_memory);
+        }
+        index[n.name] = hosts.size();
+        hosts.push_back(h);
+      }
+    }
+    long long used_vcpu = 0, used_memory = 0;
+    {
+      std::string host;
+      long long v = 0, m = 0, mac = 0;
+      soci::statement st = (s.prepare << std::string("SELECT ") + kChargedNode +
+                                             " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " +
+                                             kOpen + " GROUP BY " + kChargedNode,
+                            soci::into(host), soci::into(v), soci::into(m), soci::into(mac));
+      st.execute();
+      while (st.fetch()) {
+        used_vcpu += v;
+        used_memory += m;
+        if (auto it = index.find(host); it != index.end()) {
+          HostRoom& h = hosts[it->second];
+          h.free_vcpu -= v;
+          h.free_memory -= m;
+          h.free_macos -= mac;
+        }
+      }
+    }
+    // Open leases per tier: all of them (for max_concurrent), and those that
+    // still stand for real capacity (for floors: unplaced, or on a live host).
+    std::map<std::string, long long> open_all, open_floor;
+    {
+      std::string t, host;
+      soci::statement st = (s.prepare << std::string("SELECT tier, ") + kChargedNode + " FROM leases WHERE " + kOpen,
+                            soci::into(t), soci::into(host));
+      st.execute();
+      while (st.fetch()) {
+        open_all[t]++;
+        if (host.empty() || index.count(host) != 0) open_floor[t]++;
+      }
+    }
+    int64_t deploy_vcpu = cat.max_vcpu > 0 ? std::max<int64_t>(0, cat.max_vcpu - used_vcpu) : -1;
+    int64_t deploy_memory = cat.max_memory > 0 ? std::max<int64_t>(0, cat.max_memory - used_memory) : -1;
+    std::map<std::string, std::string> site_of;
+    for (const HostRoom& h : hosts) site_of[h.name] = h.site;
+    Placer placer(std::move(hosts), deploy_vcpu, deploy_memory, cat.spread);
+    for (const auto& [label, other] : cat.tiers) {  // label order (P4)
+      if (label == tier.label || other.reserved == 0) continue;
+      long long missing = static_cast<long long>(other.reserved) - open_floor[label];
+      if (missing > 0) placer.Hold(other, static_cast<uint32_t>(missing));
+    }
+    long long cap = want;
+    if (tier.max_concurrent > 0) cap = std::min<long long>(cap, tier.max_concurrent - open_all[tier.label]);
+    const std::string providers = EncodeProviders(tier.providers);
+    for (long long i = 0; i < cap; ++i) {
+      std::optional<std::string> host = placer.Next(tier);
+      if (!host) break;
+      LeaseRow r;
+      r.id = NewHexId();
+      r.tier = tier.label;
+      r.target_node = *host;
+      r.phase = "capacity";
+      r.vcpu = r.requested_vcpu = tier.vcpu;
+      r.memory = r.requested_memory = tier.memory;
+      r.created_at = r.heartbeat_at = now;
+      r.expires_at = now + cat.lease_ttl_ns;
+      r.guest_os = tier.guest_os;
+      r.providers = providers;
+      r.site = site_of[*host];
+      r.macos_slot = tier.guest_os == "macos" ? 1 : 0;
+      Exec(s,
+           "INSERT INTO leases (id, tier, node, target_node, phase, epoch, vcpu, memory, requested_vcpu, "
+           "requested_memory, created_at, heartbeat_at, expires_at, guest_os, providers, site, macos_slot) "
+           "VALUES (:id, :tier, '', :target, 'capacity', 0, :v, :m, :rv, :rm, :c, :h, :e, :os, :p, :site, :mac)",
+           r.id, r.tier, r.target_node, r.vcpu, r.memory, r.requested_vcpu, r.requested_memory, r.created_at,
+           r.heartbeat_at, r.expires_at, r.guest_os, r.providers, r.site, r.macos_slot);
+      made.push_back(r);
+    }
+    return made;
+  });
+}
+
+void SqlLedger::Assign(const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id) {
+  const int64_t ttl = CatalogSnapshot().lease_ttl_ns;
+  Write([&](soci::session& s) {
+    LeaseRow l = LoadFenced(s, id, epoch);
+    if (l.phase == "assigned") {
+      if (l.run_id == run_id && l.request_id == request_id) return;
+      Fail(NP_CONFLICT, "lease " + id + " is already assigned to run " + std::to_string(l.run_id) + " request " +
+                            std::to_string(l.request_id));
+    }
+    if (!CanTransition(*PhaseFromName(l.phase), NP_PHASE_ASSIGNED)) {
+      Fail(NP_BAD_TRANSITION, "lease " + id + " cannot be assigned from " + l.phase);
+    }
+    const long long now = Now(), expires = now + ttl, run = run_id, req = request_id;
+    Exec(s,
+         "UPDATE leases SET phase = 'assigned', run_id = :run, request_id = :req, heartbeat_at = :now, "
+         "expires_at = :exp WHERE id = :id AND epoch = :epoch",
+         run, req, now, expires, id, static_cast<long long>(epoch));
+    std::string node = l.node.empty() ? l.target_node : l.node;
+    Exec(s,
+         "INSERT INTO job_history (lease_id, tier, node, run_id, request_id, queued_at, assigned_at) "
+         "VALUES (:id, :tier, :node, :run, :req, :q, :a) ON CONFLICT (lease_id) DO UPDATE SET "
+         "run_id = excluded.run_id, request_id = excluded.request_id, assigned_at = excluded.assigned_at",
+         id, l.tier, node, run, req, now, now);
+  });
+}
+
+void SqlLedger::Bind(const std::string& id, int64_t epoch, const std::string& node, const std::string& incarnation) {
+  if (node.empty()) Fail(NP_INVALID, "bind needs a node name");
+  Catalog cat = CatalogSnapshot();
+  Write([&](soci::session& s) {
+    LeaseRow l = LoadFenced(s, id, epoch);
+    if (!l.target_node.empty() && l.target_node != node) {
+      Fail(NP_WRONG_NODE, "lease " + id + " was placed on " + l.target_node + ", not " + node);
+    }
+    if (l.node == node) return;  // an idempotent repeat, answered before any policy check
+    if (!l.node.empty()) Fail(NP_WRONG_NODE, "lease " + id + " is already bound to " + l.node);
+    if (RequiresPlacement(*PhaseFromName(l.phase))) {
+      Fail(NP_WRONG_NODE, "lease " + id + " is already " + l.phase + " without a node; it cannot be adopted");
+    }
+    CheckPlacement(s, cat, l, node);
+    std::string provider, holder = incarnation;
+    s << "SELECT provider, incarnation FROM nodes WHERE name = :n", soci::into(provider), soci::into(holder),
+        soci::use(node);
+    if (!incarnation.empty()) holder = incarnation;
+    Exec(s,
+         "UPDATE leases SET node = :node, chosen_provider = :p, holder_incarnation = :h WHERE id = :id AND epoch = :e",
+         node, provider, holder, id, static_cast<long long>(epoch));
+    Exec(s, "UPDATE job_history SET node = :node WHERE lease_id = :id", node, id);
+  });
+}
+
+void SqlLedger::Advance(const std::string& id, int64_t epoch, int32_t to, const std::string& incarnation) {
+  if (PhaseName(to)[0] == '\0') Fail(NP_INVALID, "unknown phase " + std::to_string(to));
+  if (to == NP_PHASE_QUARANTINE) Fail(NP_BAD_TRANSITION, "only the reaper moves a lease to quarantine");
+  Catalog cat = CatalogSnapshot();
+  Write([&](soci::session& s) {
+    LeaseRow l = LoadFenced(s, id, epoch);
+    const int32_t from = *PhaseFromName(l.phase);
+    const long long now = Now(), e = epoch;
+    if (from != to && !CanTransition(from, to)) {
+      Fail(NP_BAD_TRANSITION, "lease " + id + " cannot move from " + l.phase + " to " + PhaseName(to));
+    }
+    if (RequiresPlacement(to)) {
+      if (l.node.empty()) Fail(NP_NOT_PLACED, "lease " + id + " has no node; bind it before " + PhaseName(to));
+      CheckPlacement(s, cat, l, l.node);
+    }
+    const bool held = to == NP_PHASE_CUSTODY || to == NP_PHASE_TEARDOWN;
+    if (held && !incarnation.empty()) {
+      Exec(s, "UPDATE leases SET holder_incarnation = :h WHERE id = :id AND epoch = :e", incarnation, id, e);
+    }
+    if (to == NP_PHASE_BUSY) {
+      Exec(s, "UPDATE job_history SET started_at = :now WHERE lease_id = :id AND started_at = 0", now, id);
+    }
+    if (from == to) return;  // no TTL refresh on a repeat
+    if (IsTerminal(to)) {
+      Exec(s, "UPDATE leases SET phase = :p WHERE id = :id AND epoch = :e", std::string(PhaseName(to)), id, e);
+      Archive(s, l, to, now);
+      return;
+    }
+    const long long expires = now + cat.lease_ttl_ns;
+    Exec(s,
+         "UPDATE leases SET phase = :p, heartbeat_at = :now, expires_at = :exp, "
+         "held_at = CASE WHEN :held = 1 AND held_at = 0 THEN :now2 ELSE held_at END WHERE id = :id AND epoch = :e",
+         std::string(PhaseName(to)), now, expires, static_cast<long long>(held ? 1 : 0), now, id, e);
+  });
+}
+
+void SqlLedger::Heartbeat(const std::string& id, int64_t epoch) {
+  const int64_t ttl = CatalogSnapshot().lease_ttl_ns;
+  Write([&](soci::session& s) {
+    LeaseRow l = LoadFenced(s, id, epoch);
+    if (l.force_release != 0) {
+      Fail(NP_FORCE_RELEASE, "an operator asked the holder of lease " + id + " to give it up; release it");
+    }
+    const long long now = Now(), expires = now + ttl;
+    Exec(s, "UPDATE leases SET heartbeat_at = :now, expires_at = :exp WHERE id = :id AND epoch = :e", now, expires,
+         id, static_cast<long long>(epoch));
+  });
+}
+
+void SqlLedger::MarkFailure(const std::string& id, int64_t epoch, const std::string& raw_reason) {
+  std::string reason = raw_reason;
+  reason.erase(0, reason.find_first_not_of(" \t\n\r"));
+  reason.erase(reason.find_last_not_of(" \t\n\r") + 1);
+  if (reason.empty()) Fail(NP_INVALID, "a failure needs a reason");
+  if (IsReservedReason(reason)) Fail(NP_INVALID, "reasons starting with \"nodeplane:\" are the ledger's own");
+  Write([&](soci::session& s) {
+    LeaseRow l = LoadFenced(s, id, epoch);
+    if (l.failure_reason == reason) return;
+    if (!l.failure_reason.empty()) {
+      Fail(NP_CONFLICT, "lease " + id + " already failed for another reason: " + l.failure_reason);
+    }
+    Exec(s, "UPDATE leases SET failure_reason = :r WHERE id = :id AND epoch = :e", reason, id,
+         static_cast<long long>(epoch));
+  });
+}
+
+void SqlLedger::Resize(const std::string& id, int64_t epoch, const std::string&, int64_t, int64_t) {
+  Write([&](soci::session& s) {
+    LeaseRow l = LoadFenced(s, id, epoch);
+    if (l.phase != "launching") Fail(NP_BAD_TRANSITION, "lease " + id + " can change shape only while launching");
+    std::string provider = l.chosen_provider;
+    if (l.node.empty() || RunsOnHost(provider)) {
+      Fail(NP_WRONG_PROVIDER, "lease " + id + " is not on a remote provider; its shape is the tier's");
+    }
+    Fail(NP_NOT_PLACEABLE, "node " + l.node + " registered no shape catalogue; no shape can be authorised");
+  });
+}
+
+void SqlLedger::Release(const std::string& id, int64_t epoch, int32_t outcome) {
+  if (!IsTerminal(outcome)) Fail(NP_BAD_TRANSITION, "a lease is released as done or failed");
+  Write([&](soci::session& s) {
+    std::vector<LeaseRow> rows = SelectLeases(s, "WHERE id = :id", id);
+    if (rows.empty()) Fail(NP_NOT_FOUND, "lease " + id + " does not exist");
+    LeaseRow& l = rows.front();
+    if (l.epoch != epoch) {
+      Fail(NP_FENCED, "lease " + id + " is at epoch " + std::to_string(l.epoch) + ", not " + std::to_string(epoch));
+    }
+    const int32_t phase = *PhaseFromName(l.phase);
+    if (IsTerminal(phase)) {
+      if (phase == outcome) return;
+      Fail(NP_CONFLICT, "lease " + id + " already ended " + l.phase);
+    }
+    Exec(s, "UPDATE leases SET phase = :p WHERE id = :id AND epoch = :e", std::string(PhaseName(outcome)), id,
+         static_cast<long long>(epoch));
+    Archive(s, l, outcome, Now());
+  });
+}
+
+LeaseRow SqlLedger::GetLease(const std::string& id) {
+  return Read([&](soci::session& s) {
+    std::vector<LeaseRow> rows = SelectLeases(s, std::string("WHERE id = :id AND ") + kOpen, id);
+    if (rows.empty()) Fail(NP_NOT_FOUND, "lease " + id + " does not exist or has ended");
+    return rows.front();
+  });
+}
+
+void SqlLedger::RecordCacheObservation(const std::string& id, int64_t epoch, const CacheObservation& o) {
+  if (o.image_cache.empty() && o.actions_cache.empty()) Fail(NP_INVALID, "a cache observation observes something");
+  if (!o.image_cache.empty() && !ValidImageCache(o.image_cache)) {
+    Fail(NP_INVALID, "image_cache \"" + o.image_cache + "\" is not one of warm, cold, pulled");
+  }
+  if (!o.actions_cache.empty() && !ValidActionsCache(o.actions_cache)) {
+    Fail(NP_INVALID, "actions_cache \"" + o.actions_cache + "\" is not one of intercepted, bypassed, disabled");
+  }
+  if ((o.image_cache == "warm") != !o.cache_generation.empty()) {
+    Fail(NP_INVALID, "a cache generation goes with a warm image cache, and a warm one needs its generation");
+  }
+  Write([&](soci::session& s) {
+    LoadFenced(s, id, epoch);
+    for (const char* table : {"leases", "job_history"}) {
+      const std::string key = std::string(table) == "leases" ? "id" : "lease_id";
+      Exec(s,
+           std::string("UPDATE ") + table +
+               " SET image_cache = CASE WHEN image_cache = '' THEN :i ELSE image_cache END, "
+               "cache_generation = CASE WHEN image_cache = '' THEN :g ELSE cache_generation END, "
+               "actions_cache = CASE WHEN actions_cache = '' THEN :a ELSE actions_cache END WHERE " + key + " = :id",
+           o.image_cache, o.cache_generation, o.actions_cache, id);
+    }
+  });
+}
+
+void SqlLedger::MarkDeregistered(const std::string& id) {
+  Write([&](soci::session& s) {
+    Exec(s, std::string("UPDATE leases SET deregistered = 1 WHERE id = :id AND ") + kOpen, id);
+  });
+}
+
+std::vector<std::string> SqlLedger::LaunchedLeaseIds(const std::string& node) {
+  return Read([&](soci::session& s) {
+    return SelectIds(s,
+                     "SELECT id FROM leases WHERE node = :n AND phase IN "
+                     "('launching', 'online', 'busy', 'custody', 'teardown') ORDER BY id",
+                     node);
+  });
+}
+
+std::string SqlLedger::EndedLeaseNode(const std::string& id) {
+  return Read([&](soci::session& s) {
+    std::string node;
+    s << "SELECT node FROM job_history WHERE lease_id = :id", soci::into(node), soci::use(id);
+    if (!s.got_data()) Fail(NP_NOT_FOUND, "lease " + id + " has no job history");
+    return node;
+  });
+}
+
+std::vector<std::string> SqlLedger::QuarantinedLeaseIds(const std::string& node) {
+  return Read([&](soci::session& s) {
+    return SelectIds(s, std::string("SELECT id FROM leases WHERE phase = 'quarantine' AND ") + kChargedNode +
+                            " = :n ORDER BY id",
+                     node);
+  });
+}
+
+int64_t SqlLedger::Reap() {
+  return Write([&](soci::session& s) {
+    const long long now = Now();
+    std::vector<LeaseRow> expired = SelectLeases(
+        s, "WHERE phase NOT IN ('done', 'failed', 'quarantine') AND expires_at <= :now ORDER BY expires_at LIMIT 256",
+        now);
+    for (LeaseRow& l : expired) {
+      const int32_t to = HadCompute(*PhaseFromName(l.phase)) ? NP_PHASE_QUARANTINE : NP_PHASE_FAILED;
+      Exec(s,
+           "UPDATE leases SET phase = :p, epoch = epoch + 1, "
+           "held_at = CASE WHEN :q = 1 AND held_at = 0 THEN :now ELSE held_at END WHERE id = :id AND epoch = :e",
+           std::string(PhaseName(to)), static_cast<long long>(to == NP_PHASE_QUARANTINE ? 1 : 0), now, l.id, l.epoch);
+      if (to == NP_PHASE_FAILED) Archive(s, l, to, now);
+    }
+    return static_cast<int64_t>(expired.size());
+  });
+}
+
+void SqlLedger::ForceRelease(const std::string& id) {
+  Write([&](soci::session& s) {
+    std::vector<LeaseRow> rows = SelectLeases(s, "WHERE id = :id", id);
+    if (rows.empty()) Fail(NP_NOT_FOUND, "lease " + id + " does not exist");
+    LeaseRow& l = rows.front();
+    if (l.phase == "quarantine") {
+      if (l.failure_reason.empty()) l.failure_reason = kReasonForceReleased;
+      Exec(s, "UPDATE leases SET phase = 'failed', epoch = epoch + 1, failure_reason = :r WHERE id = :id",
+           l.failure_reason, id);
+      Archive(s, l, NP_PHASE_FAILED, Now());
+    } else if (l.phase == "custody" || l.phase == "teardown") {
+      Exec(s, "UPDATE leases SET force_release = 1 WHERE id = :id", id);
+    } else {
+      Fail(NP_BAD_TRANSITION, "lease " + id + " is " + l.phase +
+                                  "; only quarantine, custody and teardown can be force-released");
+    }
+  });
+}
+
+std::vector<LeaseRow> SqlLedger::ListLeases(const std::string& node) {
+  return Read([&](soci::session& s) {
+    if (node.empty()) return SelectLeases(s, std::string("WHERE ") + kOpen + " ORDER BY created_at, id");
+    return SelectLeases(s, std::string("WHERE ") + kOpen + " AND " + kChargedNode + " = :n ORDER BY created_at, id",
+                        node);
+  });
+}
+
+std::vector<JobRow> SqlLedger::JobForLease(const std::string& id) {
+  return Read([&](soci::session& s) {
+    JobRow j;
+    s << "SELECT lease_id, tier, node, conclusion, run_id, request_id, queued_at, assigned_at, started_at, "
+         "finished_at, failure_reason, image_cache, cache_generation, actions_cache FROM job_history "
+         "WHERE lease_id = :id",
+        soci::into(j.lease_id), soci::into(j.tier), soci::into(j.node), soci::into(j.conclusion), soci::into(j.run_id),
+        soci::into(j.request_id), soci::into(j.queued_at), soci::into(j.assigned_at), soci::into(j.started_at),
+        soci::into(j.finished_at), soci::into(j.failure_reason), soci::into(j.image_cache),
+        soci::into(j.cache_generation), soci::into(j.actions_cache), soci::use(id);
+    std::vector<JobRow> out;
+    if (s.got_data()) out.push_back(j);
+    return out;
+  });
+}
+
+}  // namespace nodeplane::ledger

@@ -1,0 +1,153 @@
+// The registrar: node rows, their epochs and dispatch fences, and the
+// inventory that frees quarantine.
+#include <algorithm>
+#include <set>
+
+#include "sql_ledger_internal.h"
+
+namespace nodeplane::ledger {
+
+int64_t SqlLedger::RegisterNode(const Registration& reg) {
+  if (reg.name.empty()) Fail(NP_INVALID, "a registration needs a node name");
+  if (reg.provider.empty()) Fail(NP_INVALID, "node " + reg.name + " registered without a provider");
+  if (reg.total_vcpu <= 0 || reg.total_memory <= 0) {
+    Fail(NP_INVALID, "node " + reg.name + " contributes no capacity (vCPU and memory must be positive)");
+  }
+  Catalog cat = CatalogSnapshot();
+  if (auto p = cat.nodes.find(reg.name); p != cat.nodes.end() && !p->second.provider.empty() &&
+                                         p->second.provider != reg.provider) {
+    Fail(NP_WRONG_PROVIDER, "node " + reg.name + " claims provider " + reg.provider + ", but the deployment declares " +
+                                p->second.provider + " for it");
+  }
+  return Write([&](soci::session& s) {
+    const long long now = Now();
+    NodeRow old;
+    s << "SELECT provider, site, epoch FROM nodes WHERE name = :n", soci::into(old.provider), soci::into(old.site),
+        soci::into(old.epoch), soci::use(reg.name);
+    const bool known = s.got_data();
+    if (known && (old.provider != reg.provider || old.site != reg.site)) {
+      // Live work pins a host's backend and site: anything that may have
+      // compute, and escrow that has not expired.
+      long long live_work = 0;
+      s << std::string("SELECT COUNT(*) FROM leases WHERE ") + kOpen + " AND " + kChargedNode +
+               " = :n AND (phase IN ('launching', 'online', 'busy', 'custody', 'teardown', 'quarantine') "
+               "OR expires_at > :now)",
+          soci::into(live_work), soci::use(reg.name), soci::use(now);
+      if (live_work > 0 && old.provider != reg.provider) {
+        Fail(NP_WRONG_PROVIDER, "node " + reg.name + " has " + std::to_string(live_work) + " lease(s) on " +
+                                    old.provider + " and cannot switch to " + reg.provider + " until they end");
+      }
+      if (live_work > 0) {
+        Fail(NP_WRONG_SITE, "node " + reg.name + " has " + std::to_string(live_work) + " lease(s) in site \"" +
+                                old.site + "\" and cannot move to \"" + reg.site + "\" until they end");
+      }
+    }
+    long long vcpu = reg.total_vcpu, memory = reg.total_memory, wire = reg.wire_version;
+    if (auto p = cat.nodes.find(reg.name); p != cat.nodes.end()) {
+      if (p->second.max_vcpu > 0) vcpu = std::min<long long>(vcpu, p->second.max_vcpu);
+      if (p->second.max_memory > 0) memory = std::min<long long>(memory, p->second.max_memory);
+    }
+    const long long epoch = known ? old.epoch + 1 : 1;
+    Exec(s,
+         "INSERT INTO nodes (name, provider, site, incarnation, epoch, total_vcpu, total_memory, last_seen_at, live, "
+         "drained, withdrawn, wire_version, node_release) VALUES (:n, :p, :s, :i, :e, :v, :m, :t, 1, 0, 0, :w, :r) "
+         "ON CONFLICT (name) DO UPDATE SET provider = excluded.provider, site = excluded.site, "
+         "incarnation = excluded.incarnation, epoch = excluded.epoch, total_vcpu = excluded.total_vcpu, "
+         "total_memory = excluded.total_memory, last_seen_at = excluded.last_seen_at, live = 1, drained = 0, "
+         "withdrawn = 0, wire_version = excluded.wire_version, node_release = excluded.node_release",
+         reg.name, reg.provider, reg.site, reg.incarnation, epoch, vcpu, memory, now, wire, reg.release);
+    return static_cast<int64_t>(epoch);
+  });
+}
+
+void SqlLedger::NodeGone(const std::string& node, int64_t epoch) {
+  Write([&](soci::session& s) {
+    Exec(s, "UPDATE nodes SET live = 0 WHERE name = :n AND epoch = :e", node, static_cast<long long>(epoch));
+  });
+}
+
+void SqlLedger::NodeWithdrawn(const std::string& node, int64_t epoch, const std::string& incarnation) {
+  Write([&](soci::session& s) {
+    long long changed = Exec(s,
+                             "UPDATE nodes SET live = 0, withdrawn = 1 WHERE name = :n AND epoch = :e AND "
+                             "incarnation = :i AND incarnation <> ''",
+                             node, static_cast<long long>(epoch), incarnation);
+    if (changed == 0) {
+      Fail(NP_WITHDRAWAL_STALE, "node " + node + " at epoch " + std::to_string(epoch) +
+                                    " is not the registered process; its withdrawal changes nothing");
+    }
+  });
+}
+
+void SqlLedger::ForgetEveryNode() {
+  Write([&](soci::session& s) { Exec(s, "UPDATE nodes SET live = 0"); });
+}
+
+int64_t SqlLedger::BumpDispatch(const std::string& node) {
+  return Write([&](soci::session& s) {
+    Exec(s, "UPDATE nodes SET dispatch_generation = dispatch_generation + 1 WHERE name = :n", node);
+    long long generation = 0;
+    s << "SELECT dispatch_generation FROM nodes WHERE name = :n", soci::into(generation), soci::use(node);
+    return static_cast<int64_t>(s.got_data() ? generation : 0);
+  });
+}
+
+int64_t SqlLedger::ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,
+                                        int64_t epoch) {
+  std::set<std::string> still(running.begin(), running.end());
+  return Write([&](soci::session& s) -> int64_t {
+    long long current = 0;
+    s << "SELECT epoch FROM nodes WHERE name = :n", soci::into(current), soci::use(node);
+    if (!s.got_data() || current != epoch) return 0;  // an overtaken registration proves nothing
+    const long long now = Now(), before = now - kQuarantineGraceNs;
+    std::vector<LeaseRow> held = SelectLeases(
+        s, std::string("WHERE phase = 'quarantine' AND ") + kChargedNode + " = :n AND expires_at < :before", node,
+        before);
+    int64_t freed = 0;
+    for (LeaseRow& l : held) {
+      if (still.count(l.id) != 0) continue;
+      if (l.failure_reason.empty()) l.failure_reason = kReasonInventoryAbsence;
+      Exec(s, "UPDATE leases SET phase = 'failed', epoch = epoch + 1, failure_reason = :r WHERE id = :id AND epoch = :e",
+           l.failure_reason, l.id, l.epoch);
+      Archive(s, l, NP_PHASE_FAILED, now);
+      ++freed;
+    }
+    return freed;
+  });
+}
+
+bool SqlLedger::SettleCompletionOnTerminalLease(const std::string& id, int64_t lease_epoch, int32_t outcome) {
+  if (!IsTerminal(outcome)) Fail(NP_BAD_TRANSITION, "a completion settles a lease as done or failed");
+  return Write([&](soci::session& s) {
+    std::vector<LeaseRow> rows = SelectLeases(s, "WHERE id = :id", id);
+    if (rows.empty()) return true;
+    const LeaseRow& l = rows.front();
+    if (l.epoch < lease_epoch) return false;
+    if (!IsTerminal(*PhaseFromName(l.phase))) return false;  // never ends an open lease
+    if (l.failure_reason == kReasonInventoryAbsence) {
+      const std::string phase = PhaseName(outcome);
+      Exec(s, "UPDATE leases SET phase = :p, failure_reason = '' WHERE id = :id", phase, id);
+      Exec(s, "UPDATE job_history SET conclusion = :p, failure_reason = '' WHERE lease_id = :id", phase, id);
+    }
+    return true;
+  });
+}
+
+std::vector<NodeRow> SqlLedger::ListNodes() {
+  return Read([&](soci::session& s) {
+    NodeRow n;
+    soci::statement st =
+        (s.prepare << "SELECT name, provider, site, incarnation, epoch, total_vcpu, total_memory, last_seen_at, live, "
+                      "drained, withdrawn, dispatch_generation, wire_version, node_release FROM nodes ORDER BY name",
+         soci::into(n.name), soci::into(n.provider), soci::into(n.site), soci::into(n.incarnation), soci::into(n.epoch),
+         soci::into(n.total_vcpu), soci::into(n.total_memory), soci::into(n.last_seen_at), soci::into(n.live),
+         soci::into(n.drained), soci::into(n.withdrawn), soci::into(n.dispatch_generation), soci::into(n.wire_version),
+         soci::into(n.release));
+    st.execute();
+    std::vector<NodeRow> out;
+    while (st.fetch()) out.push_back(n);
+    return out;
+  });
+}
+
+}  // namespace nodeplane::ledger

@@ -1,0 +1,103 @@
+// ledger-sqlite: the embedded default ledger. One file, WAL, synchronous=FULL,
+// one serialized writer (BEGIN IMMEDIATE), read-only reader sessions.
+//
+// Config ([plugins.NAME.config]):
+//   path     the database file; relative paths are under the state directory
+//            (default "ledger.db"). Created 0600.
+//   readers  reader sessions, 1..64 (default 4)
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ledger_vtable.h"
+#include "plugin_config.h"
+#include "sql_ledger.h"
+
+namespace nodeplane::ledger {
+namespace {
+
+constexpr const char* kName = "ledger-sqlite";
+
+Dialect SqliteDialect() {
+  Dialect d;
+  d.name = "sqlite";
+  d.soci_backend = "sqlite3";
+  d.begin_write = "BEGIN IMMEDIATE";
+  d.begin_read = "BEGIN";
+  d.writer_setup = {"PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL",
+                    "PRAGMA foreign_keys = ON"};
+  d.reader_setup = {"PRAGMA busy_timeout = 5000", "PRAGMA query_only = ON"};
+  return d;
+}
+
+// The pragmas are read back: WAL silently degrading (a network filesystem)
+// or a weaker synchronous setting must fail the open, not the data.
+void VerifyPragmas(const std::string& path) {
+  soci::session s("sqlite3", "db=" + path);
+  std::string mode;
+  long long sync = 0;
+  s << "PRAGMA journal_mode", soci::into(mode);
+  if (mode != "wal") Fail(NP_UNAVAILABLE, std::string(kName) + ": " + path + " is not in WAL mode (" + mode + ")");
+  s << "PRAGMA synchronous = FULL";
+  s << "PRAGMA synchronous", soci::into(sync);
+  if (sync != 2) Fail(NP_UNAVAILABLE, std::string(kName) + ": " + path + " refused synchronous=FULL");
+}
+
+np_code Create(const np_host_v1* host, const char* json, size_t len, uint32_t flags, void** instance,
+               np_error* err) {
+  try {
+    PluginConfig cfg(json, len, kName);
+    std::string path = cfg.String("path", "ledger.db");
+    int64_t readers = cfg.Integer("readers", 4, 1, 64);
+    cfg.Finish();
+    if (path.front() != '/') {
+      if (host->state_dir == nullptr || host->state_dir[0] == '\0') {
+        Fail(NP_INVALID, std::string(kName) + ": a relative path needs the host's state directory");
+      }
+      path = std::string(host->state_dir) + "/" + path;
+    }
+    if (flags & NP_CREATE_VALIDATE_ONLY) {
+      *instance = nullptr;
+      return NP_OK;
+    }
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      Fail(NP_UNAVAILABLE, std::string(kName) + ": cannot open " + path + ": " + std::strerror(errno));
+    }
+    ::close(fd);
+    SqlLedger::Options o;
+    o.dialect = SqliteDialect();
+    o.connection = "db=" + path;
+    o.readers = static_cast<unsigned>(readers);
+    auto ledger = std::make_unique<SqlLedger>(host, std::move(o));
+    VerifyPragmas(path);
+    *instance = ledger.release();
+    return NP_OK;
+  } catch (const LedgerError& e) {
+    return np_error_set(err, e.code(), e.code() == NP_UNAVAILABLE ? 1u : 0u, e.what());
+  } catch (const std::exception& e) {
+    return np_error_set(err, NP_UNAVAILABLE, 1, (std::string(kName) + ": " + e.what()).c_str());
+  }
+}
+
+const np_ledger_v1 kVtable = MakeLedgerVtable(&Create);
+
+const np_interface_desc kInterfaces[] = {
+    {sizeof(np_interface_desc), NP_LEDGER_INTERFACE, NP_LEDGER_MAJOR, "sqlite", &kVtable, sizeof kVtable},
+};
+
+const np_plugin_desc kPlugin = {sizeof(np_plugin_desc), kName, NODEPLANE_PLUGIN_VERSION, 1, kInterfaces};
+
+}  // namespace
+}  // namespace nodeplane::ledger
+
+extern "C" NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
+  if (n->host_abi_min > NP_ABI_VERSION || n->host_abi_max < NP_ABI_VERSION) {
+    return np_error_set(err, NP_UNSUPPORTED, 0, "ledger-sqlite is built for plugin ABI 1");
+  }
+  n->chosen_abi = NP_ABI_VERSION;
+  n->plugin = &nodeplane::ledger::kPlugin;
+  return NP_OK;
+}
