@@ -7,8 +7,9 @@ bash packaging/setup-deps.sh
 bash packaging/build.sh build -DNODEPLANE_TESTS=OFF
 
 config=config/nodeplane.toml
-build/host/nodeplaned --check-config --config "$config"
-build/host/nodeplaned --config "$config" &
+plugins=build/plugins/lib   # the plugins as built; an installed host finds its own
+build/host/nodeplaned --check-config --config "$config" --plugin-dir "$plugins"
+build/host/nodeplaned --config "$config" --plugin-dir "$plugins" &
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null; wait $pid' INT TERM
 

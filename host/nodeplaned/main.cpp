@@ -15,6 +15,12 @@
 #include "common/log.h"
 #include "config/address.h"
 #include "config/config_loader.h"
+#include "loader/host_services.h"
+#include "loader/ledger_adapter.h"
+#include "loader/plugin_check.h"
+#include "loader/plugin_library.h"
+#include "nodeplaned/catalog.h"
+#include "nodeplaned/reaper.h"
 #include "version.h"
 #include "wire/http_server.h"
 #include "wire/node_wire.h"
@@ -25,18 +31,20 @@ using nodeplane::Logger;
 using nodeplane::Status;
 
 constexpr const char* kUsage =
-    "usage: nodeplaned --config FILE [--state-dir DIR]\n"
-    "       nodeplaned --check-config --config FILE\n"
+    "usage: nodeplaned --config FILE [--state-dir DIR] [--plugin-dir DIR]\n"
+    "       nodeplaned --check-config --config FILE [--plugin-dir DIR]\n"
     "       nodeplaned --version\n"
     "\n"
     "  --config FILE      the deployment's TOML config\n"
     "  --check-config     validate the config and exit (0 when valid)\n"
     "  --state-dir DIR    use DIR instead of the config's state_dir\n"
+    "  --plugin-dir DIR   look plugins up in DIR instead of the config's plugin_dir\n"
     "  --version          print the version and the plugin ABI range offered\n";
 
 struct Args {
   std::string config;
   std::string state_dir;
+  std::string plugin_dir;
   bool check = false;
   bool version = false;
 };
@@ -56,6 +64,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       if (!value(args.config)) return false;
     } else if (a == "--state-dir") {
       if (!value(args.state_dir)) return false;
+    } else if (a == "--plugin-dir") {
+      if (!value(args.plugin_dir)) return false;
     } else if (a == "--check-config") {
       args.check = true;
     } else if (a == "--version") {
@@ -85,6 +95,21 @@ Status PrepareStateDir(const std::string& dir) {
   return Status::Ok();
 }
 
+// Validates every plugin instance's config through its own plugin.
+int CheckPlugins(const nodeplane::config::Config& cfg, Logger& log) {
+  nodeplane::loader::HostServices host(log, cfg.state_dir);
+  int problems = 0;
+  for (const auto& p : cfg.plugins) {
+    Status s = nodeplane::loader::CheckPluginInstance(p, cfg.plugin_dir, host.c());
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s:%u:%u: plugins.%s: %s\n", cfg.file.c_str(), p.where.line, p.where.column,
+                   p.name.c_str(), s.message().c_str());
+      ++problems;
+    }
+  }
+  return problems;
+}
+
 int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   // Block the stop signals before any thread starts, so every thread inherits
   // the mask and only the sigwait below receives them.
@@ -98,6 +123,32 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
     log.Error("host.state_dir_failed", {{"error", s.message()}});
     return 1;
   }
+
+  nodeplane::loader::HostServices host(log, cfg.state_dir);
+  const nodeplane::config::PluginInstance& ledger_cfg = cfg.LedgerPlugin();
+  auto library = nodeplane::loader::PluginLibrary::Open(ledger_cfg.library, cfg.plugin_dir, host.c());
+  if (!library.ok()) {
+    log.Error("ledger.load_failed", {{"instance", ledger_cfg.name}, {"error", library.status().message()}});
+    return 1;
+  }
+  auto ledger = nodeplane::loader::LedgerAdapter::Create(*library, ledger_cfg.name, ledger_cfg.config_json,
+                                                          host.c(), false);
+  if (!ledger.ok()) {
+    log.Error("ledger.open_failed", {{"instance", ledger_cfg.name}, {"error", ledger.status().message()}});
+    return 1;
+  }
+  if (Status s = (*ledger)->SetCatalog(nodeplane::CatalogFromConfig(cfg)); !s.ok()) {
+    log.Error("ledger.catalog_refused", {{"error", s.message()}});
+    return 1;
+  }
+  // A plane that has just started trusts no node until it registers again.
+  if (Status s = (*ledger)->ForgetEveryNode(); !s.ok()) {
+    log.Error("ledger.forget_nodes_failed", {{"error", s.message()}});
+    return 1;
+  }
+  log.Info("ledger.opened", {{"instance", ledger_cfg.name}, {"plugin", (*library)->name()},
+                             {"plugin_version", (*library)->version()}, {"path", (*library)->path()}});
+  nodeplane::Reaper reaper(**ledger, log, cfg.leases.reap_interval);
 
   auto listen = nodeplane::config::ParseListenAddress(cfg.wire.listen);
   nodeplane::wire::NodeWire routes(cfg.deployment);
@@ -147,8 +198,16 @@ int main(int argc, char** argv) {
   }
   nodeplane::config::Config cfg = std::move(*loaded.config);
   if (!args.state_dir.empty()) cfg.state_dir = std::filesystem::absolute(args.state_dir).string();
+  if (!args.plugin_dir.empty()) cfg.plugin_dir = std::filesystem::absolute(args.plugin_dir).string();
+  if (cfg.plugin_dir.empty()) cfg.plugin_dir = NODEPLANE_PLUGIN_DIR;
 
   if (args.check) {
+    Logger quiet(nodeplane::LogLevel::kError, cfg.log_format);
+    if (int problems = CheckPlugins(cfg, quiet); problems > 0) {
+      std::fprintf(stderr, "nodeplaned: %d plugin problem%s in %s\n", problems, problems == 1 ? "" : "s",
+                   args.config.c_str());
+      return 1;
+    }
     std::printf("%s: ok (deployment \"%s\", %zu tier%s, %zu plugin instance%s)\n", args.config.c_str(),
                 cfg.deployment.c_str(), cfg.tiers.size(), cfg.tiers.size() == 1 ? "" : "s",
                 cfg.plugins.size(), cfg.plugins.size() == 1 ? "" : "s");

@@ -222,6 +222,15 @@ NP_EXPORT np_code np_plugin_entry(np_negotiation* negotiation, np_error* err);
  * has returned. */
 #define NP_CREATE_VALIDATE_ONLY 1u
 
+/* The common head of every interface vtable, so a host can validate an
+ * instance's config for any interface, even one it does not use yet. */
+typedef struct np_vtable_head {
+  uint32_t struct_size;
+  np_code (*create)(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+                    void** instance, np_error* err);
+  void (*destroy)(void* instance);
+} np_vtable_head;
+
 #ifdef __cplusplus
 }
 #endif
