@@ -11,7 +11,7 @@ bash packaging/build.sh build -DNODEPLANE_TESTS=ON
 
 if [ "${CI:-}" = true ] || [ "${NODEPLANE_SANITIZERS:-}" = 1 ]; then
   bash packaging/build.sh build-asan -DNODEPLANE_ASAN=ON -DNODEPLANE_UBSAN=ON -DCMAKE_BUILD_TYPE=Debug
-  (cd build-asan && ctest -j2 -L unit --output-on-failure)
+  (cd build-asan && ctest -j2 -L 'unit|conformance' --output-on-failure)
   bash packaging/build.sh build-tsan -DNODEPLANE_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
-  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j2 -L unit --output-on-failure)
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j2 -L 'unit|conformance' --output-on-failure)
 fi

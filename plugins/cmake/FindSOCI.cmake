@@ -9,13 +9,13 @@ include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(SOCI REQUIRED_VARS SOCI_INCLUDE_DIR SOCI_CORE_LIBRARY)
 
 if(SOCI_FOUND AND NOT TARGET SOCI::core)
-  add_library(SOCI::core SHARED IMPORTED)
+  add_library(SOCI::core SHARED IMPORTED GLOBAL)
   set_target_properties(SOCI::core PROPERTIES IMPORTED_LOCATION "${SOCI_CORE_LIBRARY}"
                                               INTERFACE_INCLUDE_DIRECTORIES "${SOCI_INCLUDE_DIR}")
   foreach(backend sqlite3 postgresql)
     string(TOUPPER ${backend} upper)
     if(SOCI_${upper}_LIBRARY)
-      add_library(SOCI::${backend} SHARED IMPORTED)
+      add_library(SOCI::${backend} SHARED IMPORTED GLOBAL)
       set_target_properties(SOCI::${backend} PROPERTIES IMPORTED_LOCATION "${SOCI_${upper}_LIBRARY}"
                                                         INTERFACE_LINK_LIBRARIES SOCI::core)
     endif()

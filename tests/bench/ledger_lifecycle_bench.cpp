@@ -1,0 +1,243 @@
+// ledger-lifecycle-bench: full lease lifecycles per second through the plugin
+// ABI, against the same SQL statements run directly through SOCI on the same
+// kind of file.
+//
+//   ledger-lifecycle-bench --plugin PATH/ledger-sqlite.so [--iterations N] [--only abi|inline|direct]
+//
+// One lifecycle is six write transactions: escrow, bind, advance to
+// assigned, advance to launching, heartbeat, release. The direct run issues
+// the statements the SQL ledger issues for each (the reads that check fences
+// and placement included), each operation in its own BEGIN IMMEDIATE. A third
+// run calls the vtable on the caller's thread, separating the ABI and the
+// store's C++ from the adapter's thread-pool hop.
+#include <soci/soci.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "loader/host_services.h"
+#include "loader/ledger_adapter.h"
+#include "loader/plugin_library.h"
+#include "sql_ledger_internal.h"
+
+namespace {
+
+using namespace nodeplane;
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kGiB = 1LL << 30;
+
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "ledger-lifecycle-bench: %s\n", what.c_str());
+  return 1;
+}
+
+// Through the ABI: the host's adapter over the plugin.
+int RunAbi(const std::string& plugin, const std::string& dir, int iterations, double& per_second) {
+  Logger log(LogLevel::kError);
+  loader::HostServices host(log, dir);
+  auto lib = loader::PluginLibrary::Open(plugin, "", host.c());
+  if (!lib.ok()) return Fail(lib.status().ToString());
+  auto ledger = loader::LedgerAdapter::Create(*lib, "bench", R"({"path": "abi.db"})", host.c(), false);
+  if (!ledger.ok()) return Fail(ledger.status().ToString());
+  ports::Catalog cat;
+  cat.lease_ttl_ns = 90'000'000'000;
+  cat.tiers.push_back({"small", 1, kGiB, {"docker"}, "linux", "", "", 0, 0});
+  if (Status s = (*ledger)->SetCatalog(cat); !s.ok()) return Fail(s.ToString());
+  ports::NodeRegistration reg{"n1", "docker", "", std::string(32, 'a'), "", 1'000'000, 1'000'000 * kGiB, 1};
+  if (auto e = (*ledger)->RegisterNode(reg); !e.ok()) return Fail(e.status().ToString());
+  auto& l = **ledger;
+  auto start = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    auto leases = l.Escrow("small", 1);
+    if (!leases.ok() || leases->size() != 1) return Fail("escrow failed");
+    const std::string& id = leases->front().id;
+    Status s = l.Bind(id, 0, "n1", "");
+    if (s.ok()) s = l.Advance(id, 0, ports::Phase::kAssigned, "");
+    if (s.ok()) s = l.Advance(id, 0, ports::Phase::kLaunching, "");
+    if (s.ok()) s = l.Heartbeat(id, 0);
+    if (s.ok()) s = l.Release(id, 0, ports::Phase::kDone);
+    if (!s.ok()) return Fail(s.ToString());
+  }
+  per_second = iterations / Seconds(start);
+  return 0;
+}
+
+// Through the C vtable on the caller's own thread: the ABI without the
+// adapter's thread-pool hop (which the host makes so a blocking plugin call
+// never runs on an I/O thread).
+int RunAbiInline(const std::string& plugin, const std::string& dir, int iterations, double& per_second) {
+  Logger log(LogLevel::kError);
+  loader::HostServices host(log, dir);
+  auto lib = loader::PluginLibrary::Open(plugin, "", host.c());
+  if (!lib.ok()) return Fail(lib.status().ToString());
+  auto desc = (*lib)->Find(NP_LEDGER_INTERFACE, NP_LEDGER_MAJOR);
+  if (!desc.ok()) return Fail(desc.status().ToString());
+  auto vt = loader::CopyVtable<np_ledger_v1>(**desc, plugin, {});
+  if (!vt.ok()) return Fail(vt.status().ToString());
+  const std::string config = R"({"path": "inline.db"})";
+  char msg[512] = {};
+  np_error err{sizeof(np_error), NP_OK, 0, sizeof msg, msg, 0};
+  void* self = nullptr;
+  if (vt->create(host.c(), config.data(), config.size(), 0, &self, &err) != NP_OK) return Fail(msg);
+  const char* providers[] = {"docker"};
+  np_tier_v1 tier{sizeof(np_tier_v1), "small", 1, kGiB, providers, 1, "linux", "", "", 0, 0};
+  const np_tier_v1* tiers[] = {&tier};
+  np_catalog_v1 cat{sizeof(np_catalog_v1), 90'000'000'000, 0, 0, NP_PLACEMENT_PACK, tiers, 1, nullptr, 0};
+  np_node_registration_v1 reg{sizeof reg, "n1", "docker", "", "", 1'000'000, 1'000'000 * kGiB, 1, ""};
+  int64_t epoch = 0;
+  if (vt->set_catalog(self, &cat, &err) != NP_OK || vt->register_node(self, &reg, &epoch, &err) != NP_OK) {
+    return Fail(msg);
+  }
+  std::string id;
+  np_lease_sink sink{&id, [](void* ctx, const np_lease_v1* l) -> int32_t {
+                       *static_cast<std::string*>(ctx) = l->id;
+                       return 0;
+                     }};
+  auto start = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    bool ok = vt->escrow(self, "small", 1, sink, &err) == NP_OK &&
+              vt->bind(self, id.c_str(), 0, "n1", "", &err) == NP_OK &&
+              vt->advance(self, id.c_str(), 0, NP_PHASE_ASSIGNED, "", &err) == NP_OK &&
+              vt->advance(self, id.c_str(), 0, NP_PHASE_LAUNCHING, "", &err) == NP_OK &&
+              vt->heartbeat(self, id.c_str(), 0, &err) == NP_OK &&
+              vt->release(self, id.c_str(), 0, NP_PHASE_DONE, &err) == NP_OK;
+    if (!ok) return Fail(msg);
+  }
+  per_second = iterations / Seconds(start);
+  vt->destroy(self);
+  return 0;
+}
+
+// Directly through SOCI: the same statements, no ABI, no pool, no C++ ledger.
+int RunDirect(const std::string& plugin, const std::string& dir, int iterations, double& per_second) {
+  {
+    // Create the schema the same way (through the plugin), then close it.
+    Logger log(LogLevel::kError);
+    loader::HostServices host(log, dir);
+    auto lib = loader::PluginLibrary::Open(plugin, "", host.c());
+    if (!lib.ok()) return Fail(lib.status().ToString());
+    auto ledger = loader::LedgerAdapter::Create(*lib, "bench", R"({"path": "direct.db"})", host.c(), false);
+    if (!ledger.ok()) return Fail(ledger.status().ToString());
+    ports::NodeRegistration reg{"n1", "docker", "", std::string(32, 'a'), "", 1'000'000, 1'000'000 * kGiB, 1};
+    if (auto e = (*ledger)->RegisterNode(reg); !e.ok()) return Fail(e.status().ToString());
+  }
+  soci::session s("sqlite3", "db=" + dir + "/direct.db");
+  s << "PRAGMA busy_timeout = 5000";
+  s << "PRAGMA journal_mode = WAL";
+  s << "PRAGMA synchronous = FULL";
+  auto tx = [&](auto&& body) {
+    s << "BEGIN IMMEDIATE";
+    body();
+    s << "COMMIT";
+  };
+  long long now = 1, exp = 2, v = 0, m = 0, mac = 0;
+  std::string id, mode, provider, host, tier = "small", node = "n1";
+  // What the ledger's fence check reads: the whole lease row, by the same statement.
+  auto load = [&] { ledger::SelectLeases(s, "WHERE id = :id", id); };
+  auto start = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%032x", i);
+    id = buf;
+    tx([&] {  // escrow
+      s << "SELECT mode FROM admission WHERE id = 1", soci::into(mode);
+      s << "SELECT name, provider FROM nodes WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
+          soci::into(node), soci::into(provider);
+      soci::statement usage = (s.prepare << "SELECT CASE WHEN node <> '' THEN node ELSE target_node END AS host, "
+                                            "SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE phase NOT IN "
+                                            "('done', 'failed') GROUP BY host",
+                               soci::into(host), soci::into(v), soci::into(m), soci::into(mac));
+      usage.execute();
+      while (usage.fetch()) {
+      }
+      soci::statement open = (s.prepare << "SELECT tier, node FROM leases WHERE phase NOT IN ('done', 'failed')",
+                              soci::into(tier), soci::into(host));
+      open.execute();
+      while (open.fetch()) {
+      }
+      s << "INSERT INTO leases (id, tier, node, target_node, phase, epoch, vcpu, memory, requested_vcpu, "
+           "requested_memory, created_at, heartbeat_at, expires_at, guest_os, providers, site, macos_slot) "
+           "VALUES (:id, 'small', '', 'n1', 'capacity', 0, 1, 1073741824, 1, 1073741824, :c, :h, :e, 'linux', "
+           "'docker', '', 0)",
+          soci::use(id), soci::use(now), soci::use(now), soci::use(exp);
+    });
+    tx([&] {  // bind
+      load();
+      s << "SELECT provider FROM nodes WHERE name = 'n1'", soci::into(provider);
+      s << "SELECT provider, incarnation FROM nodes WHERE name = 'n1'", soci::into(provider), soci::into(host);
+      s << "UPDATE leases SET node = 'n1', chosen_provider = 'docker', holder_incarnation = '' WHERE id = :id AND "
+           "epoch = 0",
+          soci::use(id);
+      s << "UPDATE job_history SET node = 'n1' WHERE lease_id = :id", soci::use(id);
+    });
+    for (const char* to : {"assigned", "launching"}) {
+      tx([&] {  // advance
+        load();
+        if (std::strcmp(to, "launching") == 0) s << "SELECT provider FROM nodes WHERE name = 'n1'", soci::into(provider);
+        std::string p = to;
+        s << "UPDATE leases SET phase = :p, heartbeat_at = :n, expires_at = :e, held_at = held_at WHERE id = :id "
+             "AND epoch = 0",
+            soci::use(p), soci::use(now), soci::use(exp), soci::use(id);
+      });
+    }
+    tx([&] {  // heartbeat
+      load();
+      s << "UPDATE leases SET heartbeat_at = :n, expires_at = :e WHERE id = :id AND epoch = 0", soci::use(now),
+          soci::use(exp), soci::use(id);
+    });
+    tx([&] {  // release
+      load();
+      s << "UPDATE leases SET phase = 'done' WHERE id = :id AND epoch = 0", soci::use(id);
+      s << "INSERT INTO job_history (lease_id, tier, node, run_id, request_id, conclusion, queued_at, finished_at, "
+           "failure_reason) VALUES (:id, 'small', 'n1', 0, 0, 'done', :q, :f, '') ON CONFLICT (lease_id) DO UPDATE "
+           "SET conclusion = excluded.conclusion",
+          soci::use(id), soci::use(now), soci::use(now);
+    });
+  }
+  per_second = iterations / Seconds(start);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string plugin, only;
+  int iterations = 2000;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--plugin") == 0 && i + 1 < argc) plugin = std::filesystem::absolute(argv[++i]);
+    else if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    else return Fail(std::string("unknown argument ") + argv[i]);
+  }
+  if (plugin.empty() || iterations <= 0) return Fail("usage: ledger-lifecycle-bench --plugin PATH [--iterations N]");
+  std::string tmpl = std::filesystem::temp_directory_path().string() + "/np-bench-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) return Fail("cannot make a temporary directory");
+  double abi = 0, inline_abi = 0, direct = 0;
+  if (only.empty() || only == "abi") {
+    if (int rc = RunAbi(plugin, tmpl, iterations, abi); rc != 0) return rc;
+  }
+  if (only.empty() || only == "inline") {
+    if (int rc = RunAbiInline(plugin, tmpl, iterations, inline_abi); rc != 0) return rc;
+  }
+  if (only.empty() || only == "direct") {
+    if (int rc = RunDirect(plugin, tmpl, iterations, direct); rc != 0) return rc;
+  }
+  std::filesystem::remove_all(tmpl);
+  std::printf("lease lifecycles (escrow, bind, advance x2, heartbeat, release), %d each, SQLite WAL synchronous=FULL\n",
+              iterations);
+  std::printf("  host adapter -> ABI (per-instance thread pool): %8.1f lifecycles/s\n", abi);
+  std::printf("  ABI vtable on the caller's thread:             %8.1f lifecycles/s\n", inline_abi);
+  std::printf("  the same SQL directly through SOCI:            %8.1f lifecycles/s\n", direct);
+  if (direct > 0) {
+    std::printf("  ratio adapter/direct: %.2f   ratio vtable/direct: %.2f\n", abi / direct, inline_abi / direct);
+  }
+  return 0;
+}
