@@ -1,0 +1,102 @@
+// What the SQLite store promises beyond the ledger contract: its schema
+// guards (M1, M2 in plugins/ledger-sql/schema.h) and its file.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "loader/host_services.h"
+#include "loader/ledger_adapter.h"
+#include "loader/plugin_library.h"
+#include "nodeplane/np_plugin.h"
+
+namespace nodeplane::loader {
+namespace {
+
+class SqliteLedgerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "/np-sqlite-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    host_ = std::make_unique<HostServices>(log_, dir_);
+    auto lib = PluginLibrary::Open(std::string(PLUGIN_DIR) + "/ledger-sqlite.so", "", host_->c());
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    lib_ = *lib;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  Result<std::unique_ptr<LedgerAdapter>> Open() {
+    return LedgerAdapter::Create(lib_, "ledger", R"({"path": "ledger.db"})", host_->c(), false);
+  }
+  void Sql(const std::string& statement) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ + "/ledger.db").c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, statement.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+  }
+
+  std::string dir_;
+  Logger log_{LogLevel::kError};
+  std::unique_ptr<HostServices> host_;
+  std::shared_ptr<const PluginLibrary> lib_;
+};
+
+TEST_F(SqliteLedgerTest, TheFileIsPrivateAndInWALMode) {
+  auto ledger = Open();
+  ASSERT_TRUE(ledger.ok());
+  struct stat st{};
+  ASSERT_EQ(::stat((dir_ + "/ledger.db").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/ledger.db-wal"));
+}
+
+TEST_F(SqliteLedgerTest, ReopeningAppliesNothingTwice) {
+  ASSERT_TRUE(Open().ok());
+  auto again = Open();
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+}
+
+TEST_F(SqliteLedgerTest, ALedgerFromANewerSchemaIsRefused) {
+  ASSERT_TRUE(Open().ok());
+  Sql("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (99, 'future', 'x', 0)");
+  auto refused = Open();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().detail(), NP_SCHEMA_TOO_NEW);
+  EXPECT_NE(refused.status().message().find("schema version 99, written by a newer nodeplane"), std::string::npos)
+      << refused.status().message();
+}
+
+TEST_F(SqliteLedgerTest, AnEditedMigrationIsRefused) {
+  ASSERT_TRUE(Open().ok());
+  Sql("UPDATE schema_migrations SET checksum = '0000000000000000' WHERE version = 1");
+  auto refused = Open();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("schema migration 1 (initial) differs"), std::string::npos)
+      << refused.status().message();
+}
+
+TEST_F(SqliteLedgerTest, AnUnwritableLocationIsAnOutage) {
+  auto r = LedgerAdapter::Create(lib_, "ledger", R"({"path": "/nonexistent-dir/ledger.db"})", host_->c(), false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_NE(r.status().message().find("cannot open /nonexistent-dir/ledger.db"), std::string::npos);
+}
+
+TEST_F(SqliteLedgerTest, ConfigIsCheckedStrictlyWithoutTouchingTheFile) {
+  for (const char* bad : {R"({"path": 5})", R"({"readers": 0})", R"({"pth": "x"})", "[1]", "not json"}) {
+    auto r = LedgerAdapter::Create(lib_, "ledger", bad, host_->c(), true);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Code::kInvalid) << bad;
+  }
+  auto ok = LedgerAdapter::Create(lib_, "ledger", R"({"path": "x.db", "readers": 2})", host_->c(), true);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/x.db"));
+}
+
+}  // namespace
+}  // namespace nodeplane::loader
