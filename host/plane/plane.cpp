@@ -1,0 +1,699 @@
+// The Plane: registration, incarnations, polling, results and liveness.
+#include "plane/plane.h"
+
+#include <algorithm>
+#include <random>
+
+#include "nodeplane/np_plugin.h"  // the ledger ports report NP_* codes as Status::detail()
+#include "plane/plane_internal.h"
+
+namespace nodeplane::plane {
+namespace {
+
+bool KnownProvider(const std::string& p) {
+  return p == "process" || p == "docker" || p == "firecracker" || p == "tart" || p == "ec2";
+}
+
+bool KnownGuestOS(const std::string& os) { return os == "linux" || os == "macos" || os == "windows"; }
+
+// A site's store decides which providers can keep their data there.
+bool SiteAcceptsProvider(const Site& site, const std::string& provider) {
+  if (site.store == "ceph") return provider == "firecracker";
+  if (site.store == "ebs-s3") return provider == "ec2";
+  return true;
+}
+
+std::string Range(int32_t lo, int32_t hi) { return std::to_string(lo) + "-" + std::to_string(hi); }
+
+}  // namespace
+
+const char* CommandKindName(CommandKind k) {
+  switch (k) {
+    case CommandKind::kLaunch: return "launch";
+    case CommandKind::kDestroy: return "destroy";
+    case CommandKind::kSweep: return "sweep";
+    case CommandKind::kTend: return "tend";
+    case CommandKind::kInventory: return "inventory";
+    case CommandKind::kUpgrade: return "upgrade";
+  }
+  return "unknown";
+}
+
+std::string NewCommandId() {
+  static thread_local std::random_device rd;
+  static const char* kHex = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 4; ++i) {
+    uint32_t v = rd();
+    for (int j = 0; j < 8; ++j) {
+      id.push_back(kHex[v & 15]);
+      v >>= 4;
+    }
+  }
+  return id;
+}
+
+std::vector<std::string> SplitProviders(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+Plane::Plane(PlaneOptions options)
+    : opts_(std::move(options)),
+      clock_(opts_.clock != nullptr ? opts_.clock : &system_clock_),
+      log_(opts_.log != nullptr ? opts_.log : &fallback_log_),
+      poll_window_ns_(opts_.poll_window_ns) {
+  // The poll timer answers parked polls whose window closed.
+  poll_timer_ = std::jthread([this](std::stop_token) {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      const int64_t now = clock_->Now();
+      Completions done;
+      while (!poll_deadlines_.empty() && poll_deadlines_.begin()->first <= now) {
+        std::shared_ptr<PollTicket> t = poll_deadlines_.begin()->second.lock();
+        poll_deadlines_.erase(poll_deadlines_.begin());
+        if (!t || t->finished) continue;
+        t->finished = true;
+        if (NodeState* n = Find(t->node)) {
+          auto& w = n->waiters;
+          w.erase(std::remove(w.begin(), w.end(), t), w.end());
+        }
+        done.push_back({t, std::optional<Command>()});
+      }
+      if (!done.empty()) {
+        lock.unlock();
+        Fire(done);
+        lock.lock();
+        continue;
+      }
+      const int64_t next = poll_deadlines_.empty() ? now + 1'000'000'000 : poll_deadlines_.begin()->first;
+      clock_->WaitUntil(lock, timer_cv_, next, [&] {
+        return stopping_ || (!poll_deadlines_.empty() && poll_deadlines_.begin()->first < next);
+      });
+    }
+  });
+}
+
+Plane::~Plane() {
+  Completions done;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    for (auto& [name, n] : nodes_) ReleaseWaitersLocked(*n, done, std::optional<Command>());
+  }
+  timer_cv_.notify_all();
+  poll_timer_ = std::jthread();  // joins
+  Fire(done);
+}
+
+Plane::NodeState* Plane::Find(const std::string& node) {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+const Plane::NodeState* Plane::Find(const std::string& node) const {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+bool Plane::SupersededLocked(const NodeState& n, const std::string& incarnation) const {
+  return !n.incarnation.empty() && n.incarnation != incarnation;
+}
+
+void Plane::Fire(Completions& done) {
+  for (Completion& c : done) c.ticket->callback(std::move(c.answer));
+  done.clear();
+}
+
+const Tier* Plane::TierOf(const std::string& label) const {
+  for (const Tier& t : opts_.tiers) {
+    if (t.shape.label == label) return &t;
+  }
+  return nullptr;
+}
+
+int64_t Plane::poll_window_ns() const {
+  std::lock_guard lock(mu_);
+  return poll_window_ns_;
+}
+
+// ---- Registration ----
+
+Status Plane::ArrivingForRegistration(const std::string& node) {
+  if (opts_.barrier == nullptr) return Status::Ok();
+  return opts_.barrier->InvalidateBarrierRun(node);
+}
+
+Status Plane::ArrivalWasUnreadable() {
+  if (opts_.barrier == nullptr) return Status::Ok();
+  return opts_.barrier->InvalidateEveryBarrierRun();
+}
+
+Result<RegisterResponse> Plane::Register(const RegisterRequest& req) {
+  if (Status s = ArrivingForRegistration(req.node); !s.ok()) return s;
+  std::vector<std::string> launched;
+  if (opts_.leases != nullptr && !req.node.empty()) {
+    auto ids = opts_.leases->LaunchedLeaseIds(req.node);
+    if (!ids.ok()) return ids.status();
+    launched = std::move(*ids);
+  }
+  return CompleteRegistration(req, launched);
+}
+
+Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req,
+                                                     const std::vector<std::string>& launched) {
+  // Verdicts first, as a pure function of the request and the config: a
+  // refusal changes nothing in memory. Everything else that fails is an
+  // outage, never a refusal (R01).
+  const int32_t node_min = req.min_version == 0 ? req.version : req.min_version;
+  if (req.version <= 0 || req.min_version < 0 || node_min > req.version) {
+    return Refused("node \"" + req.node + "\" declares protocol versions " + std::to_string(req.min_version) + ".." +
+                   std::to_string(req.version) + ", which is not a range");
+  }
+  const int32_t negotiated = std::min(req.version, kMaxProtocol);
+  if (negotiated < std::max(node_min, kMinProtocol)) {
+    const bool node_too_old = req.version < kMinProtocol;
+    return Refused("node \"" + req.node + "\" speaks protocol " + Range(node_min, req.version) +
+                   " and this control plane speaks " + Range(kMinProtocol, kMaxProtocol) + "; " +
+                   (node_too_old ? "UPGRADE THAT NODE" : "UPGRADE THIS CONTROL PLANE FIRST"));
+  }
+  if (req.node.empty()) return Refused("a node must have a name");
+  if (req.deployment != opts_.deployment) {
+    return Refused("node \"" + req.node + "\" belongs to deployment \"" + req.deployment +
+                   "\", and this control plane is \"" + opts_.deployment + "\"");
+  }
+  if (req.vcpu <= 0 || req.memory <= 0) {
+    return Refused("node \"" + req.node + "\" contributes " + std::to_string(req.vcpu) + " vCPU and " +
+                   std::to_string(req.memory) + " bytes of memory; a node must contribute both");
+  }
+  if (!KnownProvider(req.provider)) {
+    return Refused("node \"" + req.node + "\" claims provider \"" + req.provider +
+                   "\", which this control plane cannot ask anything of");
+  }
+  for (const std::string& os : req.guest_os) {
+    if (!KnownGuestOS(os)) return Refused("node \"" + req.node + "\" claims guest OS \"" + os + "\"");
+  }
+  if (!req.site.empty()) {
+    // Byte-exact: nothing trims or folds a site name (R11, R12).
+    const Site* site = nullptr;
+    for (const Site& s : opts_.sites) {
+      if (s.name == req.site) site = &s;
+    }
+    if (site == nullptr) {
+      if (opts_.sites.empty()) {
+        return Refused("node \"" + req.node + "\" claims site \"" + req.site +
+                       "\", and this control plane declares no sites");
+      }
+      std::vector<std::string> names;
+      for (const Site& s : opts_.sites) names.push_back(s.name);
+      std::sort(names.begin(), names.end());
+      std::string have;
+      for (const std::string& n : names) have += (have.empty() ? "" : ", ") + n;
+      return Refused("node \"" + req.node + "\" claims site \"" + req.site +
+                     "\", which this control plane does not declare (have " + have + ")");
+    }
+    if (!SiteAcceptsProvider(*site, req.provider)) {
+      return Refused("node \"" + req.node + "\" runs " + req.provider + ", which cannot use site \"" + site->name +
+                     "\"'s " + site->store + " store");
+    }
+  }
+
+  // Same-node registrations are serialised; other nodes are not blocked.
+  std::mutex* node_lock;
+  {
+    std::lock_guard lock(mu_);
+    auto& m = registration_locks_[req.node];
+    if (!m) m = std::make_unique<std::mutex>();
+    node_lock = m.get();
+  }
+  std::lock_guard registration(*node_lock);
+  {
+    std::lock_guard lock(mu_);
+    if (NodeState* n = Find(req.node)) {
+      n->registering++;
+      n->inventory_known = false;  // the incumbent's inventory is no longer current
+      n->inventory.clear();
+    }
+  }
+  auto finish = [&] {
+    if (NodeState* n = Find(req.node)) n->registering = std::max(0, n->registering - 1);
+  };
+
+  // A node is registered only once the ledger says so (R38).
+  int64_t epoch = 0;
+  if (opts_.registrar != nullptr) {
+    ports::NodeRegistration reg{req.node, req.provider, req.site, req.incarnation, req.release,
+                                req.vcpu, req.memory, negotiated};
+    auto recorded = opts_.registrar->RegisterNode(reg);
+    if (!recorded.ok()) {
+      std::lock_guard lock(mu_);
+      finish();
+      return Status::Unavailable("the ledger could not record node \"" + req.node +
+                                 "\"; try again: " + recorded.status().message());
+    }
+    epoch = *recorded;
+  }
+
+  RegisterResponse resp;
+  resp.version = negotiated;
+  resp.deployment = opts_.deployment;
+  resp.lease_ttl_seconds = opts_.lease_ttl_ns / 1'000'000'000;
+  {
+    std::lock_guard lock(mu_);
+    resp.poll_seconds = poll_window_ns_ / 1'000'000'000;
+    auto& slot = nodes_[req.node];
+    if (!slot) {
+      slot = std::make_unique<NodeState>();
+      slot->name = req.node;
+    }
+    NodeState& n = *slot;
+    if (epoch > 0 && epoch < n.ledger_epoch) {
+      finish();  // overtaken by a newer registration: answer, install nothing
+      return resp;
+    }
+    if (!n.incarnation.empty() && !req.incarnation.empty() && n.incarnation != req.incarnation) {
+      log_->Warn("plane.superseded", {{"node", req.node}});
+    }
+    ResolveInFlightLocked(n, "node \"" + req.node + "\" re-registered while this command was in flight, so its "
+                                                    "outcome is unknown");
+    if (!req.incarnation.empty()) n.incarnation = req.incarnation;  // an empty claim never blanks the fence
+    n.provider = req.provider;
+    n.site = req.site;
+    n.guest_os = req.guest_os;
+    n.last_seen = clock_->Now();
+    n.ledger_epoch = std::max(n.ledger_epoch, epoch);
+    n.wire_version = negotiated;
+    n.inventory_known = false;
+    n.inventory.clear();
+  }
+
+  if (req.inventory_known && opts_.registrar != nullptr) {
+    auto freed = opts_.registrar->ResolveQuarantineFor(req.node, req.instances, epoch);
+    if (!freed.ok()) log_->Warn("plane.quarantine_unresolved", {{"node", req.node}, {"error", freed.status().message()}});
+  }
+  std::vector<std::string> adopt = launched;
+  if (req.inventory_known) adopt.insert(adopt.end(), req.instances.begin(), req.instances.end());
+  {
+    std::lock_guard lock(mu_);
+    if (req.inventory_known) AdoptLocked(req.node, req.incarnation, req.instances, true);
+    AdoptLocked(req.node, req.incarnation, adopt, false);
+    finish();
+  }
+  log_->Info("plane.registered", {{"node", req.node}, {"provider", req.provider}, {"site", req.site},
+                                  {"epoch", static_cast<long long>(epoch)}, {"version", negotiated}});
+  return resp;
+}
+
+Status Plane::CheckIncarnation(const std::string& node, const std::string& claimed) const {
+  std::lock_guard lock(mu_);
+  const NodeState* n = Find(node);
+  if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered; register again");
+  if (n->incarnation.empty() || n->incarnation == claimed) return Status::Ok();
+  return Superseded("another process is registered as node \"" + node + "\"");
+}
+
+void Plane::Seen(const std::string& node, const std::string& incarnation) {
+  std::lock_guard lock(mu_);
+  NodeState* n = Find(node);
+  if (n != nullptr && !SupersededLocked(*n, incarnation)) n->last_seen = clock_->Now();
+}
+
+// ---- Polling ----
+
+void Plane::TakeLocked(NodeState& n, const std::string& incarnation, std::optional<Command>& out) {
+  while (!n.queue.empty()) {
+    std::shared_ptr<Pending> p = n.queue.front();
+    n.queue.pop_front();
+    if (!p->expected_incarnation.empty() && p->expected_incarnation != incarnation) {
+      AnswerLocked(p, CommandResult{p->cmd.id, false,
+                                    "node \"" + n.name + "\" process " + incarnation +
+                                        " replaced the bound holder " + p->expected_incarnation +
+                                        " before taking this command",
+                                    false, "", {}});
+      continue;
+    }
+    if (p->cmd.kind == CommandKind::kLaunch && p->expected_provider != n.provider) {
+      AnswerLocked(p, CommandResult{p->cmd.id, false,
+                                    "node \"" + n.name + "\" changed provider from " + p->expected_provider + " to " +
+                                        n.provider + " after dispatch and before taking this command",
+                                    false, "", {}});
+      continue;
+    }
+    p->delivered = true;
+    p->taken_by = incarnation;
+    n.in_flight[p->cmd.id] = p;
+    if (p->cmd.kind == CommandKind::kLaunch && p->cmd.lease && !incarnation.empty()) {
+      RecordOwnerLocked(p->cmd.lease->id, RequestOwner{n.name, incarnation, true}, p->cmd.RequestId());
+    }
+    out = p->cmd;
+    return;
+  }
+}
+
+std::shared_ptr<PollTicket> Plane::PollAsync(const std::string& node, const std::string& incarnation,
+                                             PollTicket::Callback callback) {
+  auto ticket = std::make_shared<PollTicket>();
+  ticket->node = node;
+  ticket->incarnation = incarnation;
+  ticket->callback = std::move(callback);
+  Completions done;
+  {
+    std::lock_guard lock(mu_);
+    NodeState* n = Find(node);
+    if (n == nullptr || stopping_) {
+      ticket->finished = true;
+      done.push_back({ticket, Unregistered("node \"" + node + "\" is not registered; register again")});
+    } else if (SupersededLocked(*n, incarnation)) {
+      ticket->finished = true;
+      done.push_back({ticket, Superseded("another process is registered as node \"" + node + "\"")});
+    } else {
+      n->last_seen = clock_->Now();
+      std::optional<Command> cmd;
+      TakeLocked(*n, incarnation, cmd);
+      if (cmd) {
+        ticket->finished = true;
+        done.push_back({ticket, std::move(cmd)});
+      } else {
+        ticket->deadline = clock_->Now() + poll_window_ns_;
+        n->waiters.push_back(ticket);
+        poll_deadlines_.emplace(ticket->deadline, ticket);
+      }
+    }
+  }
+  timer_cv_.notify_all();
+  Fire(done);
+  return ticket;
+}
+
+void Plane::CancelPoll(const std::shared_ptr<PollTicket>& ticket) {
+  std::lock_guard lock(mu_);
+  if (ticket->finished) return;
+  ticket->finished = true;
+  if (NodeState* n = Find(ticket->node)) {
+    auto& w = n->waiters;
+    w.erase(std::remove(w.begin(), w.end(), ticket), w.end());
+  }
+}
+
+Result<std::optional<Command>> Plane::Poll(const std::string& node, const std::string& incarnation,
+                                           std::stop_token stop) {
+  struct Slot {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<Result<std::optional<Command>>> answer;
+  };
+  auto slot = std::make_shared<Slot>();
+  auto ticket = PollAsync(node, incarnation, [slot](Result<std::optional<Command>> r) {
+    std::lock_guard lock(slot->mu);
+    slot->answer.emplace(std::move(r));
+    slot->cv.notify_all();
+  });
+  std::stop_callback on_stop(stop, [&] {
+    CancelPoll(ticket);
+    std::lock_guard lock(slot->mu);
+    slot->cv.notify_all();
+  });
+  std::unique_lock lock(slot->mu);
+  slot->cv.wait(lock, [&] { return slot->answer.has_value() || stop.stop_requested(); });
+  if (slot->answer) return std::move(*slot->answer);
+  return std::optional<Command>();  // the context ended: nothing to do
+}
+
+void Plane::ReleaseWaitersLocked(NodeState& n, Completions& done, Result<std::optional<Command>> answer) {
+  for (auto& t : n.waiters) {
+    if (t->finished) continue;
+    t->finished = true;
+    done.push_back({t, answer});
+  }
+  n.waiters.clear();
+}
+
+void Plane::WakeOneLocked(NodeState& n, Completions& done) {
+  while (!n.waiters.empty() && !n.queue.empty()) {
+    std::shared_ptr<PollTicket> t = n.waiters.front();
+    n.waiters.pop_front();
+    if (t->finished) continue;
+    t->finished = true;
+    if (SupersededLocked(n, t->incarnation)) {
+      // A poll parked before the supersession is never handed work.
+      done.push_back({t, Superseded("another process is registered as node \"" + n.name + "\"")});
+      continue;
+    }
+    std::optional<Command> cmd;
+    TakeLocked(n, t->incarnation, cmd);
+    done.push_back({t, std::move(cmd)});  // none eligible: answered now, empty
+    return;
+  }
+}
+
+// ---- Results ----
+
+void Plane::AnswerLocked(const std::shared_ptr<Pending>& p, CommandResult r) {
+  if (p->result) return;
+  p->result = std::move(r);
+  results_cv_.notify_all();
+}
+
+void Plane::TombstoneLocked(const std::string& node, const std::shared_ptr<Pending>& p) {
+  if (p->cmd.kind != CommandKind::kLaunch && p->cmd.kind != CommandKind::kDestroy) return;
+  auto& list = tombstones_[node];
+  list.emplace_back(p->cmd.id, Tombstone{p->cmd.kind, p->taken_by, p->cmd.RequestId(),
+                                         p->cmd.lease ? p->cmd.lease->id : std::string()});
+  while (list.size() > opts_.max_tombstones) list.pop_front();
+}
+
+void Plane::ResolveInFlightLocked(NodeState& n, const std::string& why) {
+  for (auto& [id, p] : n.in_flight) {
+    TombstoneLocked(n.name, p);
+    AnswerLocked(p, CommandResult{id, false, why, p->cmd.kind == CommandKind::kLaunch, "", {}});
+  }
+  n.in_flight.clear();
+}
+
+void Plane::FailQueuedLocked(NodeState& n, const std::string& why) {
+  for (auto& p : n.queue) AnswerLocked(p, CommandResult{p->cmd.id, false, why, false, "", {}});
+  n.queue.clear();
+}
+
+Status Plane::ReceiveResult(const std::string& node, const std::string& incarnation, const CommandResult& result) {
+  std::lock_guard lock(mu_);
+  NodeState* n = Find(node);
+  if (n != nullptr && !SupersededLocked(*n, incarnation)) n->last_seen = clock_->Now();
+  if (n != nullptr) {
+    auto it = n->in_flight.find(result.id);
+    if (it != n->in_flight.end()) {
+      std::shared_ptr<Pending> p = it->second;
+      n->in_flight.erase(it);
+      if (p->cmd.kind == CommandKind::kLaunch && p->cmd.lease && !result.ok && !result.custody) {
+        owners_.erase(p->cmd.lease->id);  // nothing started
+      }
+      AnswerLocked(p, result);
+      return Status::Ok();
+    }
+  }
+  // A command the plane stopped waiting for. Tombstones outlive a withdrawn
+  // node's record, so a result cut short by its stop is still understood.
+  auto tomb = tombstones_.find(node);
+  if (tomb != tombstones_.end()) {
+    auto& list = tomb->second;
+    auto it = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.first == result.id; });
+    if (it != list.end()) {
+      Tombstone t = it->second;
+      list.erase(it);
+      if (t.kind == CommandKind::kLaunch) {
+        if (result.ok) return TakeCustody();  // R03: redirected, not rejected
+        ForgetForRequestLocked(t.request_id);
+        return Status::Ok();
+      }
+      if (result.ok && t.request_id != 0) {
+        for (const auto& [lease, rec] : owners_) {
+          if (rec.request_id == t.request_id && rec.owner.node == node && rec.owner.incarnation == t.taken_by) {
+            ForgetForRequestLocked(t.request_id);
+            break;
+          }
+        }
+      }
+      return Status::Ok();
+    }
+  }
+  if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered; register again");
+  return Status::Ok();  // an id nobody is waiting for: ignored
+}
+
+// ---- Liveness ----
+
+void Plane::ExpireStaleLocked(Completions& done) {
+  const int64_t now = clock_->Now();
+  for (auto it = nodes_.begin(); it != nodes_.end();) {
+    NodeState& n = *it->second;
+    // Busy is not silent: a command in flight is bounded by the command timeout.
+    if (now - n.last_seen <= StaleAfterLocked() || !n.in_flight.empty() || n.registering > 0) {
+      ++it;
+      continue;
+    }
+    FailQueuedLocked(n, "node \"" + n.name + "\" went silent before taking this command, so nothing started");
+    ReleaseWaitersLocked(n, done, Unregistered("node \"" + n.name + "\" was forgotten after going silent"));
+    tombstones_.erase(n.name);
+    pending_gone_.emplace_back(n.name, n.ledger_epoch);
+    log_->Info("plane.node_expired", {{"node", n.name}});
+    it = nodes_.erase(it);
+  }
+}
+
+void Plane::RecordGone(std::vector<std::pair<std::string, int64_t>> gone) {
+  if (opts_.registrar == nullptr) return;
+  std::vector<std::pair<std::string, int64_t>> retry;
+  for (auto& [name, epoch] : gone) {
+    // Fenced on the epoch: an expiry landing after the node came back matches nothing (S15).
+    Status s = opts_.registrar->NodeGone(name, epoch);
+    if (!s.ok()) {
+      log_->Warn("plane.node_gone_unrecorded", {{"node", name}, {"error", s.message()}});
+      retry.emplace_back(name, epoch);
+    }
+  }
+  std::lock_guard lock(mu_);
+  pending_gone_.insert(pending_gone_.end(), retry.begin(), retry.end());
+}
+
+void Plane::ExpireForTest() {
+  Completions done;
+  std::vector<std::pair<std::string, int64_t>> gone;
+  {
+    std::lock_guard lock(mu_);
+    ExpireStaleLocked(done);
+    gone.swap(pending_gone_);
+  }
+  Fire(done);
+  RecordGone(std::move(gone));
+}
+
+void Plane::Watch(std::stop_token stop) {
+  std::mutex m;
+  std::condition_variable cv;
+  std::stop_callback wake(stop, [&] {
+    std::lock_guard lock(m);
+    cv.notify_all();
+  });
+  while (!stop.stop_requested()) {
+    ExpireForTest();
+    int64_t period;
+    {
+      std::lock_guard lock(mu_);
+      period = StaleAfterLocked() / 2;  // noticed within about one and a half windows
+    }
+    std::unique_lock lock(m);
+    clock_->WaitUntil(lock, cv, clock_->Now() + period, [&] { return stop.stop_requested(); });
+  }
+}
+
+Status Plane::Withdraw(const std::string& node, const std::string& incarnation) {
+  int64_t epoch;
+  {
+    std::lock_guard lock(mu_);
+    NodeState* n = Find(node);
+    if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered");
+    if (SupersededLocked(*n, incarnation)) {
+      return Superseded("only the registered process may withdraw node \"" + node + "\"");
+    }
+    epoch = n->ledger_epoch;
+  }
+  // Ledger first: if it cannot record the withdrawal the node stays placeable (R34).
+  if (opts_.registrar != nullptr) {
+    Status s = opts_.registrar->NodeWithdrawn(node, epoch, incarnation);
+    if (s.detail() == NP_WITHDRAWAL_STALE) return Superseded("node \"" + node + "\" registered again meanwhile");
+    if (!s.ok()) return Status::Unavailable("the ledger could not record that node \"" + node + "\" is leaving: " +
+                                            s.message());
+  }
+  Completions done;
+  {
+    std::lock_guard lock(mu_);
+    NodeState* n = Find(node);
+    // The race between the two sections resolves as expiry would (R35).
+    if (n == nullptr || n->incarnation != incarnation || n->ledger_epoch != epoch) {
+      return Superseded("node \"" + node + "\" was forgotten or registered again while withdrawing");
+    }
+    FailQueuedLocked(*n, "node \"" + node + "\" withdrew before taking this command, so nothing started");
+    ResolveInFlightLocked(*n, "node \"" + node + "\" withdrew while this command was in flight, so its outcome is "
+                                                 "unknown");
+    ReleaseWaitersLocked(*n, done, Unregistered("node \"" + node + "\" withdrew"));
+    nodes_.erase(node);  // owners, tombstones and barrier runs are left alone (R36)
+  }
+  Fire(done);
+  log_->Info("plane.node_withdrew", {{"node", node}});
+  return Status::Ok();
+}
+
+std::vector<std::string> Plane::LiveNodesLocked() {
+  std::vector<std::string> names;
+  for (const auto& [name, n] : nodes_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> Plane::Nodes() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> names;
+  for (const auto& [name, n] : nodes_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// ---- Test hooks ----
+
+size_t Plane::QueuedForTest(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  const NodeState* n = Find(node);
+  return n == nullptr ? 0 : n->queue.size();
+}
+
+size_t Plane::WaitersForTest(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  const NodeState* n = Find(node);
+  return n == nullptr ? 0 : n->waiters.size();
+}
+
+size_t Plane::InFlightForTest(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  const NodeState* n = Find(node);
+  return n == nullptr ? 0 : n->in_flight.size();
+}
+
+void Plane::SetPollWindowForTest(int64_t ns) {
+  std::lock_guard lock(mu_);
+  poll_window_ns_ = ns;
+}
+
+void Plane::ForgetForTest(const std::string& node) {
+  Completions done;
+  {
+    std::lock_guard lock(mu_);
+    NodeState* n = Find(node);
+    if (n == nullptr) return;
+    FailQueuedLocked(*n, "node \"" + node + "\" was forgotten");
+    ResolveInFlightLocked(*n, "node \"" + node + "\" was forgotten");
+    ReleaseWaitersLocked(*n, done, Unregistered("node \"" + node + "\" was forgotten"));
+    nodes_.erase(node);
+  }
+  Fire(done);
+}
+
+bool Plane::ReconciledForTest(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  const NodeState* n = Find(node);
+  return n != nullptr && n->inventory_known;
+}
+
+std::string Plane::CurrentIncarnationForTest(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  const NodeState* n = Find(node);
+  return n == nullptr ? std::string() : n->incarnation;
+}
+
+}  // namespace nodeplane::plane

@@ -1,0 +1,306 @@
+// The Plane: what the control plane knows about each registered node, the
+// commands waiting for nodes that long-poll for them, and what their results
+// mean for a lease. Its Runner is the same launch/destroy interface an
+// in-process runner offers, so a job source cannot tell the difference.
+//
+// It depends only on the ports (ledger, and through the wire the JIT source
+// and cache policy): no HTTP, no plugin loader, no Asio here.
+//
+// Design notes:
+//   P1. One mutex guards all in-memory state. No ledger call is made while
+//       holding it: each operation reads what it needs, calls the ledger
+//       outside, then re-checks its fences (the node's generation, epoch or
+//       incarnation) when it takes the mutex again.
+//   P2. A command is queued, delivered to exactly one poll (FIFO, one per
+//       poll answer), and answered exactly once: by the node's result, by an
+//       abandonment (timeout, cancellation, expiry, withdrawal,
+//       re-registration), never twice. Delivered-and-abandoned launches and
+//       destroys leave a tombstone, so a late result is still understood.
+//   P3. Poll completions and dispatch wake-ups happen outside the mutex.
+//   P4. Time comes from the Clock only (WithClock), so tests drive expiry,
+//       poll windows and command timeouts by advancing a fake clock.
+//
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/log.h"
+#include "common/status.h"
+#include "plane/clock.h"
+#include "plane/errors.h"
+#include "plane/protocol.h"
+#include "ports/ledger.h"
+
+namespace nodeplane::plane {
+
+struct Site {
+  std::string name;   // byte-exact
+  std::string store;  // "ceph", "ebs-s3" or "" (any provider)
+};
+
+struct Tier {
+  TierShape shape;
+  std::vector<std::string> providers;  // preference order
+};
+
+struct PlaneOptions {
+  std::string deployment;
+  int64_t lease_ttl_ns = 90'000'000'000;
+  int64_t poll_window_ns = 50'000'000'000;
+  int64_t command_timeout_ns = 600'000'000'000;
+  std::vector<Site> sites;
+  std::vector<Tier> tiers;
+  const Clock* clock = nullptr;                  // null: the system clock
+  ports::Registrar* registrar = nullptr;         // null: memory only (tests)
+  ports::LeaseStore* leases = nullptr;           // launched leases at registration
+  ports::BarrierStore* barrier = nullptr;        // null: never proves anything (R07)
+  Logger* log = nullptr;
+  size_t max_owners = 65536;                     // R25
+  size_t max_tombstones = 1024;                  // per node
+};
+
+// The process holding a lease's compute (R39: a snapshot, never proof of who answered).
+struct RequestOwner {
+  std::string node;
+  std::string incarnation;
+  bool current = false;
+};
+
+class Plane;
+
+// A parked poll, for the wire: cancelled when the client goes away.
+class PollTicket {
+ public:
+  using Callback = std::function<void(Result<std::optional<Command>>)>;
+
+ private:
+  friend class Plane;
+  std::string node, incarnation;
+  int64_t deadline = 0;
+  Callback callback;
+  bool finished = false;
+};
+
+class Runner {
+ public:
+  explicit Runner(Plane& plane) : plane_(plane) {}
+
+  // Three outcomes (R43): NoNode (nothing sent; release safely), the node's
+  // answer (Custody when it says it holds the compute), or Custody when it
+  // took the command and said nothing before the command timeout. On
+  // success `lease.node` names the node.
+  Status Launch(ports::Lease& lease, const Job& job, std::stop_token stop = {});
+  // Addressed to the process that owns the request, else broadcast to every
+  // live node (R41); idempotent; a partial destroy is a failure.
+  Status Destroy(int64_t request_id, std::stop_token stop = {});
+  Status DestroyCompleted(int64_t request_id, const std::string& job_result, std::stop_token stop = {});
+  // A completion restored from durable state, reconciled with its recorded
+  // host and lease rather than with whoever happens to be live (S20).
+  Status DestroyCompletedBound(int64_t request_id, const std::string& job_result, const std::string& lease_id,
+                               const std::string& node, int64_t lease_epoch, ports::Phase outcome,
+                               std::stop_token stop = {});
+  // Fleet housekeeping, broadcast (R44).
+  Status Sweep(std::stop_token stop = {});
+  Status Tend(std::stop_token stop = {});
+  // A documented no-op: custody renewal happens on the node. Blocks until
+  // `stop` is requested (R42).
+  void KeepAlive(std::stop_token stop);
+  // One node, never a broadcast (R45); returns when the updater started
+  // (R46). Whether the node's version has the command is the caller's
+  // check (R47).
+  Status Upgrade(const std::string& node, const UpgradeSpec& spec, std::stop_token stop = {});
+
+ private:
+  Status DestroyImpl(int64_t request_id, const std::string& job_result, std::stop_token stop);
+  Status Broadcast(CommandKind kind, std::stop_token stop);
+  Plane& plane_;
+};
+
+class Plane {
+ public:
+  explicit Plane(PlaneOptions options);
+  ~Plane();
+  Plane(const Plane&) = delete;
+  Plane& operator=(const Plane&) = delete;
+
+  Runner& runner() { return runner_; }
+
+  // ---- Registration ----
+  // Discards what the host proved to a compute barrier; every registration
+  // path calls it FIRST, before any check, even for one that is then
+  // refused (R16, R17).
+  Status ArrivingForRegistration(const std::string& node);
+  // For an arrival whose identity cannot be read (R15).
+  Status ArrivalWasUnreadable();
+  // The in-process path: arrival, the ledger's launched leases, then the
+  // registration.
+  Result<RegisterResponse> Register(const RegisterRequest& req);
+  // The wire's path, after it called ArrivingForRegistration and read the
+  // launched leases itself (R18).
+  Result<RegisterResponse> CompleteRegistration(const RegisterRequest& req,
+                                                const std::vector<std::string>& launched);
+  // Whether a request comes from the current process (R23).
+  Status CheckIncarnation(const std::string& node, const std::string& claimed) const;
+  // Every request is evidence of life (R31).
+  void Seen(const std::string& node, const std::string& incarnation);
+
+  // ---- Polling and results ----
+  // Blocks until a command, `stop`, or the poll window; "nothing to do" is
+  // an empty optional, never a null command (R28).
+  Result<std::optional<Command>> Poll(const std::string& node, const std::string& incarnation,
+                                      std::stop_token stop = {});
+  // The same, answered through `callback` (once, on any thread); the wire
+  // parks a request this way without holding a thread.
+  std::shared_ptr<PollTicket> PollAsync(const std::string& node, const std::string& incarnation,
+                                        PollTicket::Callback callback);
+  // The poll's client went away: forget the ticket without answering.
+  void CancelPoll(const std::shared_ptr<PollTicket>& ticket);
+  // What a node made of a command (the seed's Result). TakeCustody for a launch the plane
+  // stopped waiting for (R03).
+  Status ReceiveResult(const std::string& node, const std::string& incarnation, const CommandResult& result);
+
+  // ---- Ownership ----
+  void AdoptOwnership(const std::string& node, const std::string& incarnation, const std::vector<std::string>& ids);
+  void AdoptOwnershipWithInventory(const std::string& node, const std::string& incarnation,
+                                   const std::vector<std::string>& ids, bool inventory_known);
+  std::optional<RequestOwner> OwnerOfLease(const std::string& lease_id) const;
+  std::optional<RequestOwner> OwnerOfRequest(int64_t request_id) const;
+  void ForgetLease(const std::string& node, const std::string& lease_id);
+  // The current process, or the one that was given the launch (R26).
+  Status MayMutateLease(const std::string& node, const std::string& incarnation, const std::string& lease_id) const;
+  // The same, saying whether it admitted by ownership (true) or by
+  // membership alone (false), read in one snapshot (R19).
+  Result<bool> AuthorizeLease(const std::string& node, const std::string& incarnation,
+                              const std::string& lease_id) const;
+  // Frees quarantine the host's inventory proves gone, and adopts what it
+  // runs (R29).
+  Result<int64_t> ReconcileInventory(const std::string& node, const std::string& incarnation,
+                                     const std::vector<std::string>& running);
+  // The tier of the launch this process is executing for `lease_id`, or
+  // NotEntitled (R24).
+  Result<std::string> EntitledToLaunch(const std::string& node, const std::string& incarnation,
+                                       const std::string& lease_id) const;
+
+  // ---- Liveness ----
+  // Expires silent nodes every half silence window until `stop` (R32).
+  void Watch(std::stop_token stop);
+  // The current process says it will not poll again (R33–R36).
+  Status Withdraw(const std::string& node, const std::string& incarnation);
+  // Asks the fleet for its inventory while a barrier is requested and the
+  // ledger is quiescent (R20, R21).
+  void BarrierLoop(std::stop_token stop);
+  std::vector<std::string> Nodes() const;
+  int64_t poll_window_ns() const;
+
+  // ---- Test hooks (synchronise on state, never on sleeps) ----
+  Result<std::string> PickForTest(const ports::Lease& lease);
+  size_t QueuedForTest(const std::string& node) const;
+  size_t WaitersForTest(const std::string& node) const;
+  size_t InFlightForTest(const std::string& node) const;
+  void SetPollWindowForTest(int64_t ns);
+  void ForgetForTest(const std::string& node);
+  Status AskNodeForTest(const std::string& node, const std::string& barrier_id);
+  std::vector<std::string> BarrierTargetsForTest() const;  // sorted (R22)
+  bool ReconciledForTest(const std::string& node) const;
+  bool OwnsForTest(const std::string& lease_id, const std::string& node, const std::string& incarnation) const;
+  std::string CurrentIncarnationForTest(const std::string& node) const;
+  // Runs one Watch round now.
+  void ExpireForTest();
+  size_t OwnersForTest() const;
+
+ private:
+  friend class Runner;
+
+  struct Pending;
+  struct Tombstone {
+    CommandKind kind;
+    std::string taken_by;
+    int64_t request_id;
+    std::string lease_id;
+  };
+  struct NodeState;
+  struct Completion {
+    std::shared_ptr<PollTicket> ticket;
+    ::nodeplane::Result<std::optional<Command>> answer;
+  };
+  using Completions = std::vector<Completion>;
+
+  // Everything below runs with mu_ held unless it says otherwise.
+  NodeState* Find(const std::string& node);
+  const NodeState* Find(const std::string& node) const;
+  bool SupersededLocked(const NodeState& n, const std::string& incarnation) const;
+  void TakeLocked(NodeState& n, const std::string& incarnation, std::optional<Command>& out);
+  void AnswerLocked(const std::shared_ptr<Pending>& p, CommandResult r);
+  void TombstoneLocked(const std::string& node, const std::shared_ptr<Pending>& p);
+  void ResolveInFlightLocked(NodeState& n, const std::string& why);
+  void FailQueuedLocked(NodeState& n, const std::string& why);
+  void ReleaseWaitersLocked(NodeState& n, Completions& done, ::nodeplane::Result<std::optional<Command>> answer);
+  void WakeOneLocked(NodeState& n, Completions& done);
+  void ExpireStaleLocked(Completions& done);
+  void RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id);
+  void AdoptLocked(const std::string& node, const std::string& incarnation, const std::vector<std::string>& ids,
+                   bool inventory_known);
+  void ForgetForRequestLocked(int64_t request_id);
+  ::nodeplane::Result<std::string> PickLocked(const ports::Lease& lease, const Tier** tier);
+  const Tier* TierOf(const std::string& label) const;
+  int64_t StaleAfterLocked() const { return 4 * poll_window_ns_; }
+  static void Fire(Completions& done);  // without mu_
+
+  // Dispatch (called by the Runner without mu_): queue `cmd` for `node`
+  // and wait for its answer, the caller's stop, or the command timeout.
+  struct Dispatched {
+    std::optional<CommandResult> result;  // the node's (or the plane's) answer
+    bool delivered = false;               // a node took the command
+    bool queued = false;                  // it reached the queue at all
+    std::string taken_by;
+    ::nodeplane::Status error;            // timeout, cancellation, refusal to queue
+  };
+  Dispatched Dispatch(const std::string& node, Command cmd, const std::string& expected_provider,
+                      const std::string& expected_incarnation, int64_t expected_epoch, std::stop_token stop);
+  std::vector<std::string> LiveNodesLocked();
+  void RecordGone(std::vector<std::pair<std::string, int64_t>> gone);
+  Status AskNode(const std::string& node, const std::string& barrier_id);
+
+  PlaneOptions opts_;
+  SystemClock system_clock_;
+  const Clock* clock_;
+  Logger fallback_log_{LogLevel::kError};
+  Logger* log_;
+  Runner runner_{*this};
+
+  mutable std::mutex mu_;
+  std::condition_variable results_cv_;  // a dispatched command was answered
+  std::condition_variable timer_cv_;    // a poll ticket was parked
+  int64_t poll_window_ns_;
+  std::unordered_map<std::string, std::unique_ptr<NodeState>> nodes_;
+  std::unordered_map<std::string, std::deque<std::pair<std::string, Tombstone>>> tombstones_;
+  struct OwnerRecord {
+    RequestOwner owner;
+    int64_t request_id = 0;
+    uint64_t seq = 0;
+  };
+  std::map<std::string, OwnerRecord> owners_;                 // lease id -> who holds its compute
+  std::deque<std::pair<uint64_t, std::string>> owner_order_;  // oldest first, for the bound (R25)
+  uint64_t owner_seq_ = 0;
+  std::multimap<int64_t, std::weak_ptr<PollTicket>> poll_deadlines_;
+  std::vector<std::pair<std::string, int64_t>> pending_gone_;
+  std::map<std::string, std::unique_ptr<std::mutex>> registration_locks_;
+  bool stopping_ = false;
+  std::jthread poll_timer_;
+};
+
+}  // namespace nodeplane::plane

@@ -1,0 +1,361 @@
+// Dispatch and the Runner: commands out, results back, and what each
+// outcome means for a lease.
+#include <algorithm>
+#include <future>
+
+#include "plane/plane.h"
+#include "plane/plane_internal.h"
+
+namespace nodeplane::plane {
+namespace {
+
+bool Accepts(const std::vector<std::string>& guest_os, const std::string& os) {
+  return guest_os.empty() || std::find(guest_os.begin(), guest_os.end(), os) != guest_os.end();
+}
+
+Status Failure(std::string message) { return Status(Code::kConflict, std::move(message)); }
+
+std::string Join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> Plane::PickLocked(const ports::Lease& lease, const Tier** tier) {
+  *tier = TierOf(lease.tier);
+  if (*tier == nullptr) return NoNode("tier \"" + lease.tier + "\" is not in this control plane's catalogue");
+  const std::vector<std::string> providers = SplitProviders(lease.providers);
+  auto accepts = [&](const NodeState& n) {
+    return std::find(providers.begin(), providers.end(), n.provider) != providers.end() &&
+           Accepts(n.guest_os, lease.guest_os.empty() ? "linux" : lease.guest_os);
+  };
+  for (const std::string* fixed : {&lease.node, &lease.target_node}) {
+    if (fixed->empty()) continue;
+    const NodeState* n = Find(*fixed);
+    if (n == nullptr || !accepts(*n)) {
+      return NoNode("lease " + lease.id + " is placed on node \"" + *fixed + "\", which is not registered here to run it");
+    }
+    return *fixed;
+  }
+  for (const std::string& provider : providers) {
+    for (const std::string& name : LiveNodesLocked()) {
+      const NodeState& n = *Find(name);
+      if (n.provider == provider && accepts(n)) return name;
+    }
+  }
+  return NoNode("no registered node can run lease " + lease.id + " (tier " + lease.tier + ")");
+}
+
+Result<std::string> Plane::PickForTest(const ports::Lease& lease) {
+  std::lock_guard lock(mu_);
+  const Tier* tier = nullptr;
+  return PickLocked(lease, &tier);
+}
+
+Plane::Dispatched Plane::Dispatch(const std::string& node, Command cmd, const std::string& expected_provider,
+                                  const std::string& expected_incarnation, int64_t expected_epoch,
+                                  std::stop_token stop) {
+  Dispatched out;
+  auto p = std::make_shared<Pending>();
+  p->cmd = std::move(cmd);
+  p->node = node;
+  p->expected_provider = expected_provider;
+  p->expected_incarnation = expected_incarnation;
+  std::stop_callback on_stop(stop, [&] {
+    std::lock_guard lock(mu_);
+    results_cv_.notify_all();
+  });
+  Completions done;
+  int64_t deadline;
+  {
+    std::lock_guard lock(mu_);
+    ExpireStaleLocked(done);
+    NodeState* n = Find(node);
+    if (n == nullptr) {
+      out.error = NoNode("node \"" + node + "\" is not registered, so nothing was sent");
+    } else if (p->cmd.kind == CommandKind::kLaunch && n->provider != expected_provider) {
+      out.error = NoNode("node \"" + node + "\" changed provider before the launch was queued, so nothing was sent");
+    } else if (expected_epoch != 0 && (n->registering > 0 || n->ledger_epoch != expected_epoch)) {
+      out.error = NoNode("node \"" + node + "\" registered again since the fence was taken, so nothing was sent");
+    } else {
+      n->queue.push_back(p);
+      out.queued = true;
+      WakeOneLocked(*n, done);
+    }
+    deadline = clock_->Now() + opts_.command_timeout_ns;  // measured from enqueue
+  }
+  Fire(done);
+  if (!out.queued) return out;
+
+  std::unique_lock lock(mu_);
+  clock_->WaitUntil(lock, results_cv_, deadline, [&] { return p->result.has_value() || stop.stop_requested(); });
+  out.delivered = p->delivered;
+  out.taken_by = p->taken_by;
+  if (p->result) {  // a result already handed over is used, never lost
+    out.result = p->result;
+    return out;
+  }
+  // Abandon: the caller stopped waiting.
+  const std::string why = stop.stop_requested() ? "the caller stopped waiting" : "the command timed out";
+  if (NodeState* n = Find(node)) {
+    if (p->delivered) {
+      n->in_flight.erase(p->cmd.id);
+    } else {
+      auto& q = n->queue;
+      q.erase(std::remove(q.begin(), q.end(), p), q.end());
+    }
+  }
+  if (p->delivered) TombstoneLocked(node, p);
+  p->result = CommandResult{p->cmd.id, false, why, false, "", {}};  // answered once: a late result finds a tombstone
+  out.error = Status::Unavailable(why);
+  return out;
+}
+
+Status Runner::Launch(ports::Lease& lease, const Job& job, std::stop_token stop) {
+  Plane& p = plane_;
+  std::string node, provider;
+  TierShape shape;
+  {
+    Plane::Completions done;
+    std::unique_lock lock(p.mu_);
+    p.ExpireStaleLocked(done);
+    const Tier* tier = nullptr;
+    auto picked = p.PickLocked(lease, &tier);
+    if (!picked.ok()) {
+      lock.unlock();
+      Plane::Fire(done);
+      return picked.status();
+    }
+    node = *picked;
+    provider = p.Find(node)->provider;
+    shape = tier->shape;
+    lock.unlock();
+    Plane::Fire(done);
+  }
+  // The dispatch fence moves before the launch can be taken (R37).
+  if (p.opts_.registrar != nullptr) {
+    auto generation = p.opts_.registrar->BumpDispatch(node);
+    if (!generation.ok()) {
+      return NoNode("could not advance node \"" + node + "\"'s dispatch fence, so nothing was sent: " +
+                    generation.status().message());
+    }
+  }
+  Command cmd;
+  cmd.id = NewCommandId();
+  cmd.kind = CommandKind::kLaunch;
+  cmd.lease = lease;
+  cmd.job = job;
+  cmd.tier = shape;  // the catalogue's shape travels on the command (R13)
+  Plane::Dispatched d = p.Dispatch(node, std::move(cmd), provider, "", 0, stop);
+  if (!d.queued) return d.error;
+  if (d.result) {
+    if (d.result->ok) {
+      lease.node = node;
+      return Status::Ok();
+    }
+    if (d.result->custody) return Custody("node \"" + node + "\" holds lease " + lease.id + ": " + d.result->error);
+    return Failure("node \"" + node + "\" could not launch lease " + lease.id + ": " + d.result->error);
+  }
+  if (d.delivered) {
+    return Custody("node \"" + node + "\" took the launch of lease " + lease.id + " and did not answer (" +
+                   d.error.message() + "), so whether compute started is unknown");
+  }
+  return NoNode("the launch of lease " + lease.id + " was abandoned (" + d.error.message() +
+                ") before any node took it, so nothing started");
+}
+
+Status Runner::Destroy(int64_t request_id, std::stop_token stop) { return DestroyImpl(request_id, "", stop); }
+
+Status Runner::DestroyCompleted(int64_t request_id, const std::string& job_result, std::stop_token stop) {
+  return DestroyImpl(request_id, job_result, stop);
+}
+
+Status Runner::DestroyImpl(int64_t request_id, const std::string& job_result, std::stop_token stop) {
+  Plane& p = plane_;
+  // A snapshot for choosing whom to ask, never for deciding who answered (R39).
+  std::optional<RequestOwner> owner = p.OwnerOfRequest(request_id);
+  std::vector<std::string> targets;
+  {
+    Plane::Completions done;
+    std::unique_lock lock(p.mu_);
+    p.ExpireStaleLocked(done);
+    if (owner && p.Find(owner->node) != nullptr) {
+      targets.push_back(owner->node);
+    } else {
+      targets = p.LiveNodesLocked();
+    }
+    lock.unlock();
+    Plane::Fire(done);
+  }
+  auto unreachable = [&]() -> Status {
+    std::string m = "request " + std::to_string(request_id) + " was launched by a process on \"" + owner->node +
+                    "\" that cannot be reached to confirm its compute is gone";
+    return job_result.empty() ? Custody(m) : HolderUnavailable(m);
+  };
+  if (targets.empty()) return owner ? unreachable() : Status::Ok();
+
+  std::vector<std::future<Plane::Dispatched>> legs;
+  for (const std::string& t : targets) {
+    Command cmd;
+    cmd.id = NewCommandId();
+    cmd.kind = CommandKind::kDestroy;
+    cmd.request_id = request_id;
+    cmd.job_result = job_result;
+    legs.push_back(std::async(std::launch::async, [&p, t, cmd, stop]() mutable {
+      return p.Dispatch(t, std::move(cmd), "", "", 0, stop);
+    }));
+  }
+  std::vector<std::string> failures, custody;
+  bool confirmed = !owner.has_value();
+  for (size_t i = 0; i < legs.size(); ++i) {
+    Plane::Dispatched d = legs[i].get();
+    const std::string& t = targets[i];
+    if (!d.result) {
+      failures.push_back("node \"" + t + "\" could not destroy request " + std::to_string(request_id) + ": " +
+                         d.error.message());
+    } else if (d.result->ok) {
+      // Confirmed only by the process that has the compute (R27).
+      if (owner && t == owner->node && d.taken_by == owner->incarnation) confirmed = true;
+    } else if (d.result->custody) {
+      custody.push_back("node \"" + t + "\" could not confirm request " + std::to_string(request_id) +
+                        " is gone: " + d.result->error);
+    } else {
+      failures.push_back("node \"" + t + "\" could not destroy request " + std::to_string(request_id) + ": " +
+                         d.result->error);
+    }
+  }
+  if (confirmed) {
+    std::lock_guard lock(p.mu_);
+    p.ForgetForRequestLocked(request_id);
+  }
+  if (!failures.empty()) return Failure(Join(failures));  // a partial destroy is a failure (R41)
+  if (!custody.empty()) return Custody(Join(custody));
+  if (!confirmed) return unreachable();
+  return Status::Ok();
+}
+
+Status Runner::DestroyCompletedBound(int64_t request_id, const std::string& job_result, const std::string& lease_id,
+                                     const std::string& node, int64_t lease_epoch, ports::Phase outcome,
+                                     std::stop_token stop) {
+  Plane& p = plane_;
+  const std::string who = "the holder of lease " + lease_id + " on \"" + node + "\"";
+  std::optional<RequestOwner> owner;
+  bool settle = false;
+  {
+    Plane::Completions done;
+    std::unique_lock lock(p.mu_);
+    p.ExpireStaleLocked(done);
+    const Plane::NodeState* n = p.Find(node);
+    auto it = p.owners_.find(lease_id);
+    Status verdict = Status::Ok();
+    if (n != nullptr && n->registering > 0) {
+      verdict = HolderUnavailable(who + " is registering");
+    } else if (it == p.owners_.end()) {
+      // Absence proves something only while the live incarnation has vouched
+      // for a complete inventory (S18), and only about this lease (S20).
+      if (n == nullptr || !n->inventory_known || n->inventory.count(lease_id) != 0 || p.opts_.registrar == nullptr) {
+        verdict = HolderUnavailable(who + " has not vouched for its inventory");
+      } else {
+        settle = true;
+      }
+    } else {
+      owner = it->second.owner;
+      if (owner->node != node || n == nullptr || n->incarnation != owner->incarnation) {
+        verdict = HolderUnavailable(who + " is no longer the process its node's commands reach");
+      }
+    }
+    lock.unlock();
+    Plane::Fire(done);
+    if (!verdict.ok()) return verdict;
+  }
+  if (settle) {
+    auto settled = p.opts_.registrar->SettleCompletionOnTerminalLease(lease_id, lease_epoch, outcome);
+    if (!settled.ok()) return settled.status();
+    return *settled ? Status::Ok() : HolderUnavailable(who + " is still open in the ledger");
+  }
+  Command cmd;
+  cmd.id = NewCommandId();
+  cmd.kind = CommandKind::kDestroy;
+  cmd.request_id = request_id;
+  cmd.job_result = job_result;
+  Plane::Dispatched d = p.Dispatch(node, std::move(cmd), "", owner->incarnation, 0, stop);
+  if (!d.result) return d.queued ? HolderUnavailable(who + ": " + d.error.message()) : d.error;
+  if (d.taken_by != owner->incarnation) return HolderUnavailable(who + " did not take the destroy");
+  if (!d.result->ok) {
+    if (d.result->custody) return Custody(who + " could not confirm: " + d.result->error);
+    return Failure(who + " could not destroy: " + d.result->error);
+  }
+  p.ForgetLease(node, lease_id);
+  return Status::Ok();
+}
+
+Status Runner::Broadcast(CommandKind kind, std::stop_token stop) {
+  Plane& p = plane_;
+  std::vector<std::string> targets;
+  {
+    Plane::Completions done;
+    std::unique_lock lock(p.mu_);
+    p.ExpireStaleLocked(done);
+    targets = p.LiveNodesLocked();
+    lock.unlock();
+    Plane::Fire(done);
+  }
+  std::vector<std::future<Plane::Dispatched>> legs;
+  for (const std::string& t : targets) {
+    Command cmd;
+    cmd.id = NewCommandId();
+    cmd.kind = kind;
+    legs.push_back(std::async(std::launch::async, [&p, t, cmd, stop]() mutable {
+      return p.Dispatch(t, std::move(cmd), "", "", 0, stop);
+    }));
+  }
+  std::vector<std::string> errors;
+  for (size_t i = 0; i < legs.size(); ++i) {
+    Plane::Dispatched d = legs[i].get();
+    if (d.result && d.result->ok) continue;
+    errors.push_back("node \"" + targets[i] + "\" could not " + CommandKindName(kind) + ": " +
+                     (d.result ? d.result->error : d.error.message()));
+  }
+  return errors.empty() ? Status::Ok() : Failure(Join(errors));
+}
+
+Status Runner::Sweep(std::stop_token stop) { return Broadcast(CommandKind::kSweep, stop); }
+
+Status Runner::Tend(std::stop_token stop) { return Broadcast(CommandKind::kTend, stop); }
+
+void Runner::KeepAlive(std::stop_token stop) {
+  // Renewal is for leases a runner holds in custody, and a remote runner's
+  // custody lives on its node, which renews it on its own clock. There is
+  // nothing here to renew; this blocks for as long as its caller expects.
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  cv.wait(lock, stop, [] { return false; });
+}
+
+Status Runner::Upgrade(const std::string& node, const UpgradeSpec& spec, std::stop_token stop) {
+  Plane& p = plane_;
+  {
+    Plane::Completions done;
+    std::unique_lock lock(p.mu_);
+    p.ExpireStaleLocked(done);
+    bool live = p.Find(node) != nullptr;
+    lock.unlock();
+    Plane::Fire(done);
+    if (!live) return NoNode("node \"" + node + "\" is not registered, so no upgrade was sent");
+  }
+  Command cmd;
+  cmd.id = NewCommandId();
+  cmd.kind = CommandKind::kUpgrade;
+  cmd.upgrade = spec;
+  Plane::Dispatched d = p.Dispatch(node, std::move(cmd), "", "", 0, stop);
+  if (!d.result) return d.queued ? Status::Unavailable("node \"" + node + "\" did not answer the upgrade: " +
+                                                       d.error.message())
+                                 : d.error;
+  if (!d.result->ok) return Failure("node \"" + node + "\" could not start its upgrade: " + d.result->error);
+  return Status::Ok();  // the updater started; the upgrade itself runs on (R46)
+}
+
+}  // namespace nodeplane::plane

@@ -1,0 +1,241 @@
+// Polling, launches and their three outcomes, results and custody (R03, R13,
+// R24, R28, R37, R43, S01, S02, S06).
+#include "plane_fixture.h"
+
+namespace nodeplane::plane {
+namespace {
+
+using DispatchTest = PlaneTest;
+
+// R28: "nothing to do" is an explicit empty answer when the window closes.
+TEST_F(DispatchTest, R28_AQuietPollEndsWithNothingToDo) {
+  Reg("n1");
+  std::promise<Result<std::optional<Command>>> answered;
+  plane_->PollAsync("n1", "i1", [&](Result<std::optional<Command>> r) { answered.set_value(std::move(r)); });
+  WaitWaiters("n1", 1);
+  clock_.Advance(50 * kS);
+  auto r = answered.get_future().get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->has_value());
+  EXPECT_EQ(plane_->WaitersForTest("n1"), 0u);
+}
+
+TEST_F(DispatchTest, AParkedPollIsHandedTheNextCommand) {
+  Reg("n1");
+  std::promise<Result<std::optional<Command>>> answered;
+  plane_->PollAsync("n1", "i1", [&](Result<std::optional<Command>> r) { answered.set_value(std::move(r)); });
+  WaitWaiters("n1", 1);
+  auto launch = LaunchAsync(Lease("l1"), 11);
+  auto r = answered.get_future().get();
+  ASSERT_TRUE(r.ok() && r->has_value());
+  EXPECT_EQ((*r)->kind, CommandKind::kLaunch);
+  ASSERT_TRUE(Answer("n1", **r, true).ok());
+  EXPECT_TRUE(launch.get().ok());
+}
+
+TEST_F(DispatchTest, AWokenPollFromASupersededProcessIsNotHandedWork) {
+  Reg("n1", "i1");
+  std::promise<Result<std::optional<Command>>> answered;
+  plane_->PollAsync("n1", "i1", [&](Result<std::optional<Command>> r) { answered.set_value(std::move(r)); });
+  WaitWaiters("n1", 1);
+  Reg("n1", "i2");
+  auto launch = LaunchAsync(Lease("l1"), 11);
+  EXPECT_TRUE(Is(answered.get_future().get().status(), kSuperseded));
+  Command c = Take("n1", "i2");  // the current process takes it
+  ASSERT_TRUE(Answer("n1", c, true, false, "i2").ok());
+  EXPECT_TRUE(launch.get().ok());
+}
+
+// R43, S01: nothing sent.
+TEST_F(DispatchTest, R43_S01_NoNodeMeansNothingWasSent) {
+  ports::Lease l = Lease("l1");
+  EXPECT_TRUE(Is(plane_->runner().Launch(l, JobFor(1)), kNoNode));
+  Reg("n1");
+  ports::Lease unknown = Lease("l2", "", "gpu");
+  EXPECT_TRUE(Is(plane_->runner().Launch(unknown, JobFor(1)), kNoNode));
+  ports::Lease elsewhere = Lease("l3", "n9");
+  EXPECT_TRUE(Is(plane_->runner().Launch(elsewhere, JobFor(1)), kNoNode));
+  EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
+}
+
+// R43: the node's answer, translated.
+TEST_F(DispatchTest, R43_TheNodesAnswerIsTranslated) {
+  Reg("n1");
+  ports::Lease lease = Lease("l1");
+  auto ok = std::async(std::launch::async, [&] { return plane_->runner().Launch(lease, JobFor(1)); });
+  WaitQueued("n1", 1);
+  Command c = Take("n1");
+  EXPECT_EQ(c.lease->id, "l1");
+  ASSERT_TRUE(Answer("n1", c, true).ok());
+  EXPECT_TRUE(ok.get().ok());
+  EXPECT_EQ(lease.node, "n1");
+
+  auto custody = LaunchAsync(Lease("l2"), 2);
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1"), false, true).ok());
+  EXPECT_TRUE(Is(custody.get(), kCustody));
+
+  auto failed = LaunchAsync(Lease("l3"), 3);
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1"), false).ok());
+  Status f = failed.get();
+  EXPECT_FALSE(f.ok());
+  EXPECT_FALSE(Is(f, kCustody));
+  EXPECT_FALSE(Is(f, kNoNode));
+  EXPECT_NE(f.message().find("could not launch lease l3: it broke"), std::string::npos);
+  EXPECT_FALSE(plane_->OwnerOfLease("l3").has_value());  // nothing started: no owner
+}
+
+// R43, S06: taken and silent is custody; queued and never taken is NoNode.
+TEST_F(DispatchTest, R43_S06_SilenceAfterDeliveryIsCustodyAndBeforeItIsNoNode) {
+  Reg("n1");
+  auto silent = LaunchAsync(Lease("l1"), 1);
+  WaitQueued("n1", 1);
+  Take("n1");
+  clock_.Advance(600 * kS);  // the command timeout, from enqueue
+  EXPECT_TRUE(Is(silent.get(), kCustody));
+
+  plane_->Seen("n1", "i1");  // alive, but never takes the next one
+  auto untaken = LaunchAsync(Lease("l2"), 2);
+  WaitQueued("n1", 1);
+  clock_.Advance(600 * kS);
+  EXPECT_TRUE(Is(untaken.get(), kNoNode));
+  EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
+}
+
+// R03: a late result is redirected, not rejected.
+TEST_F(DispatchTest, R03_ALateSuccessfulLaunchIsTakenIntoCustody) {
+  Reg("n1");
+  auto silent = LaunchAsync(Lease("l1"), 1);
+  WaitQueued("n1", 1);
+  Command c = Take("n1");
+  clock_.Advance(600 * kS);
+  ASSERT_TRUE(Is(silent.get(), kCustody));
+  EXPECT_TRUE(Is(Answer("n1", c, true), kTakeCustody));
+  EXPECT_TRUE(Answer("n1", c, true).ok());  // the tombstone was consumed
+}
+
+TEST_F(DispatchTest, ALateFailedLaunchEndsItsOwnership) {
+  Reg("n1");
+  auto silent = LaunchAsync(Lease("l1"), 1);
+  WaitQueued("n1", 1);
+  Command c = Take("n1");
+  EXPECT_TRUE(plane_->OwnerOfLease("l1").has_value());
+  clock_.Advance(600 * kS);
+  ASSERT_TRUE(Is(silent.get(), kCustody));
+  EXPECT_TRUE(Answer("n1", c, false).ok());
+  EXPECT_FALSE(plane_->OwnerOfLease("l1").has_value());
+}
+
+TEST_F(DispatchTest, AStoppedCallerAbandonsTheCommand) {
+  Reg("n1");
+  std::stop_source stop;
+  auto queued = LaunchAsync(Lease("l1"), 1, stop.get_token());
+  WaitQueued("n1", 1);
+  stop.request_stop();
+  EXPECT_TRUE(Is(queued.get(), kNoNode));
+
+  std::stop_source stop2;
+  auto delivered = LaunchAsync(Lease("l2"), 2, stop2.get_token());
+  WaitQueued("n1", 1);
+  Command c = Take("n1");
+  stop2.request_stop();
+  EXPECT_TRUE(Is(delivered.get(), kCustody));
+  EXPECT_TRUE(Is(Answer("n1", c, true), kTakeCustody));
+}
+
+// An in-flight launch across a re-registration: its outcome is unknown.
+TEST_F(DispatchTest, AReRegistrationMakesInFlightLaunchesCustody) {
+  Reg("n1", "i1");
+  auto launch = LaunchAsync(Lease("l1"), 1);
+  WaitQueued("n1", 1);
+  Command c = Take("n1", "i1");
+  Reg("n1", "i2");
+  EXPECT_TRUE(Is(launch.get(), kCustody));
+  EXPECT_TRUE(Is(Answer("n1", c, true, false, "i1"), kTakeCustody));
+}
+
+// R13: the tier's shape travels on the launch command.
+TEST_F(DispatchTest, R13_TheTierShapeTravelsOnTheLaunch) {
+  Reg("n1");
+  auto launch = LaunchAsync(Lease("l1"), 42);
+  WaitQueued("n1", 1);
+  Command c = Take("n1");
+  ASSERT_TRUE(c.tier.has_value());
+  EXPECT_EQ(c.tier->label, "small");
+  EXPECT_EQ(c.tier->image, "img");
+  EXPECT_EQ(c.tier->command, std::vector<std::string>{"/bin/run"});
+  EXPECT_EQ(c.job->request_id, 42);
+  EXPECT_EQ(c.id.size(), 32u);
+  ASSERT_TRUE(Answer("n1", c, true).ok());
+  EXPECT_TRUE(launch.get().ok());
+}
+
+// R37: the dispatch fence moves before a launch can be taken.
+TEST_F(DispatchTest, R37_ALaunchAdvancesTheDispatchFenceFirst) {
+  Reg("n1");
+  auto launch = LaunchAsync(Lease("l1"), 1);
+  WaitQueued("n1", 1);
+  {
+    std::lock_guard l(ledger_.mu);
+    EXPECT_EQ(ledger_.dispatch["n1"], 1);
+  }
+  ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
+  EXPECT_TRUE(launch.get().ok());
+  ledger_.fail_bump = true;
+  ports::Lease l = Lease("l2");
+  EXPECT_TRUE(Is(plane_->runner().Launch(l, JobFor(2)), kNoNode));
+  EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
+}
+
+TEST_F(DispatchTest, PlacementFollowsProviderPreferenceThenName) {
+  Reg("zz", "i1", "docker");
+  Reg("bb", "i1", "firecracker");
+  Reg("aa", "i1", "docker");
+  EXPECT_EQ(*plane_->PickForTest(Lease("l1", "", "multi", "firecracker,docker")), "bb");
+  EXPECT_EQ(*plane_->PickForTest(Lease("l2", "", "multi", "docker,firecracker")), "aa");
+  EXPECT_EQ(*plane_->PickForTest(Lease("l3", "zz")), "zz");  // pinned
+  ports::Lease bound = Lease("l4");
+  bound.node = "zz";
+  EXPECT_EQ(*plane_->PickForTest(bound), "zz");
+}
+
+TEST_F(DispatchTest, ALaunchIsRefusedIfTheNodeChangedProviderBeforeTakingIt) {
+  Reg("n1", "i1", "docker");
+  auto launch = LaunchAsync(Lease("l1", "", "multi", "firecracker,docker"), 1);
+  WaitQueued("n1", 1);
+  Reg("n1", "i1", "firecracker");
+  // The poll consumes and answers the stale launch, then parks: nothing is left.
+  auto ticket = plane_->PollAsync("n1", "i1", [](Result<std::optional<Command>>) {});
+  Status s = launch.get();
+  EXPECT_NE(s.message().find("changed provider from docker to firecracker"), std::string::npos) << s.ToString();
+  EXPECT_FALSE(Is(s, kCustody));
+  plane_->CancelPoll(ticket);
+}
+
+// R24, S02: only the launch a process is executing entitles it.
+TEST_F(DispatchTest, R24_S02_AJITRegistrationNeedsALaunchInFlight) {
+  Reg("n1", "i1");
+  Reg("n2", "j1");
+  EXPECT_TRUE(Is(plane_->EntitledToLaunch("n1", "i1", "l1").status(), kNotEntitled));
+  auto launch = LaunchAsync(Lease("l1", "n1"), 1);
+  WaitQueued("n1", 1);
+  Command c = Take("n1", "i1");
+  auto tier = plane_->EntitledToLaunch("n1", "i1", "l1");
+  ASSERT_TRUE(tier.ok()) << tier.status().ToString();
+  EXPECT_EQ(*tier, "small");
+  EXPECT_TRUE(Is(plane_->EntitledToLaunch("n1", "i1", "other").status(), kNotEntitled));
+  EXPECT_TRUE(Is(plane_->EntitledToLaunch("n1", "x9", "l1").status(), kNotEntitled));
+  EXPECT_TRUE(Is(plane_->EntitledToLaunch("n2", "j1", "l1").status(), kNotEntitled));  // registered, not entitled
+  ASSERT_TRUE(Answer("n1", c, true).ok());
+  EXPECT_TRUE(launch.get().ok());
+  EXPECT_TRUE(Is(plane_->EntitledToLaunch("n1", "i1", "l1").status(), kNotEntitled));
+}
+
+TEST_F(DispatchTest, AnUnknownResultIdIsIgnored) {
+  Reg("n1");
+  EXPECT_TRUE(plane_->ReceiveResult("n1", "i1", CommandResult{"nope", true, "", false, "", {}}).ok());
+}
+
+}  // namespace
+}  // namespace nodeplane::plane

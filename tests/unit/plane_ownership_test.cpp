@@ -1,0 +1,246 @@
+// Ownership, destroy and the other Runner commands (R14, R19, R25–R27, R29,
+// R39, R41, R42, R44–R47, S18, S20).
+#include "plane_fixture.h"
+
+namespace nodeplane::plane {
+namespace {
+
+using OwnershipTest = PlaneTest;
+
+// R14: after a restart, what the ledger places on a node belongs to the process registering now.
+TEST_F(OwnershipTest, R14_ARegistrationAdoptsWhatTheLedgerPlacesOnTheNode) {
+  {
+    std::lock_guard l(ledger_.mu);
+    ledger_.launched["n1"] = {"a", "b"};
+  }
+  Reg("n1", "i1");
+  EXPECT_TRUE(plane_->OwnsForTest("a", "n1", "i1"));
+  EXPECT_TRUE(plane_->OwnsForTest("b", "n1", "i1"));
+  // A replacement never takes what the superseded process is draining...
+  Reg("n1", "i2");
+  EXPECT_TRUE(plane_->OwnsForTest("a", "n1", "i1"));
+  // ...and adopted records the ledger no longer places there are pruned.
+  plane_->AdoptOwnership("n1", "i2", {"b"});
+  EXPECT_FALSE(plane_->OwnerOfLease("a").has_value());
+  EXPECT_TRUE(plane_->OwnsForTest("b", "n1", "i1"));
+}
+
+// R26, R19: the current process, or the one that was given the launch.
+TEST_F(OwnershipTest, R26_R19_ASupersededProcessMayFinishOnlyItsOwnLeases) {
+  Reg("n1", "i1");
+  auto launch = LaunchAsync(Lease("mine"), 5);
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1", "i1"), true).ok());
+  ASSERT_TRUE(launch.get().ok());
+  Reg("n1", "i2");
+  auto by_owner = plane_->AuthorizeLease("n1", "i1", "mine");
+  ASSERT_TRUE(by_owner.ok());
+  EXPECT_TRUE(*by_owner);  // admitted by ownership
+  EXPECT_TRUE(Is(plane_->MayMutateLease("n1", "i1", "other"), kSuperseded));
+  auto by_membership = plane_->AuthorizeLease("n1", "i2", "other");
+  ASSERT_TRUE(by_membership.ok());
+  EXPECT_FALSE(*by_membership);  // current, but the ledger must confirm placement
+  EXPECT_TRUE(Is(plane_->MayMutateLease("ghost", "i1", "mine"), kUnregistered));
+  // The owner may finish even after the node record is gone.
+  plane_->ForgetForTest("n1");
+  EXPECT_TRUE(plane_->MayMutateLease("n1", "i1", "mine").ok());
+}
+
+// R25: ended leases are forgotten, and the records are bounded.
+TEST_F(OwnershipTest, R25_OwnershipRecordsAreBounded) {
+  PlaneOptions o = Options();
+  o.max_owners = 3;
+  plane_ = std::make_unique<Plane>(o);
+  Reg("n1", "i1");
+  plane_->AdoptOwnership("n1", "i1", {"a", "b", "c"});
+  EXPECT_EQ(plane_->OwnersForTest(), 3u);
+  plane_->ForgetLease("n1", "a");
+  EXPECT_FALSE(plane_->OwnerOfLease("a").has_value());
+  plane_->ForgetLease("other-node", "b");  // only the node's own record
+  EXPECT_TRUE(plane_->OwnerOfLease("b").has_value());
+  for (int i = 0; i < 10; ++i) {
+    auto launch = LaunchAsync(Lease("x" + std::to_string(i)), 100 + i);
+    WaitQueued("n1", 1);
+    ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
+    ASSERT_TRUE(launch.get().ok());
+  }
+  EXPECT_LE(plane_->OwnersForTest(), 3u);
+  EXPECT_TRUE(plane_->OwnerOfLease("x9").has_value());  // the newest survive
+}
+
+// R29: inventory reconciliation on its own cadence, fenced to the current process.
+TEST_F(OwnershipTest, R29_ReconcileInventoryFreesAndAdopts) {
+  Reg("n1", "i1");
+  auto freed = plane_->ReconcileInventory("n1", "i1", {"l1"});
+  ASSERT_TRUE(freed.ok());
+  EXPECT_TRUE(plane_->ReconciledForTest("n1"));
+  EXPECT_TRUE(plane_->OwnsForTest("l1", "n1", "i1"));
+  Reg("n1", "i2");
+  EXPECT_TRUE(Is(plane_->ReconcileInventory("n1", "i1", {}).status(), kSuperseded));
+  std::lock_guard l(ledger_.mu);
+  ASSERT_EQ(ledger_.resolved.size(), 1u);
+  EXPECT_EQ(ledger_.resolved[0].first, "n1");
+}
+
+// R41: without a known owner, destroy is broadcast, and idempotent.
+TEST_F(OwnershipTest, R41_ADestroyWithoutAnOwnerIsBroadcast) {
+  EXPECT_TRUE(plane_->runner().Destroy(9).ok());  // nowhere for compute to be
+  Reg("a");
+  Reg("b");
+  auto destroy = std::async(std::launch::async, [&] { return plane_->runner().Destroy(9); });
+  WaitQueued("a", 1);
+  WaitQueued("b", 1);
+  Command ca = Take("a"), cb = Take("b");
+  EXPECT_EQ(ca.kind, CommandKind::kDestroy);
+  EXPECT_EQ(ca.request_id, 9);
+  ASSERT_TRUE(Answer("a", ca, true).ok());
+  ASSERT_TRUE(Answer("b", cb, true).ok());
+  EXPECT_TRUE(destroy.get().ok());
+}
+
+// R41: a partial destroy is a failure.
+TEST_F(OwnershipTest, R41_APartialDestroyIsAFailure) {
+  Reg("a");
+  Reg("b");
+  auto destroy = std::async(std::launch::async, [&] { return plane_->runner().Destroy(9); });
+  WaitQueued("a", 1);
+  WaitQueued("b", 1);
+  ASSERT_TRUE(Answer("a", Take("a"), true).ok());
+  ASSERT_TRUE(Answer("b", Take("b"), false).ok());
+  Status s = destroy.get();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("node \"b\" could not destroy request 9"), std::string::npos);
+}
+
+// R27, R39: only the process that has the compute confirms a destroy.
+TEST_F(OwnershipTest, R27_AReplacementWithNothingDoesNotConfirmADestroy) {
+  Reg("n1", "i1");
+  Reg("n2", "j1");
+  auto launch = LaunchAsync(Lease("l1", "n1"), 77);
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1", "i1"), true).ok());
+  ASSERT_TRUE(launch.get().ok());
+  Reg("n1", "i2");  // a replacement; i1 is draining and no longer polls
+  auto destroy = std::async(std::launch::async, [&] { return plane_->runner().Destroy(77); });
+  WaitQueued("n1", 1);
+  EXPECT_EQ(plane_->QueuedForTest("n2"), 0u);  // addressed to the owner's node, not broadcast
+  ASSERT_TRUE(Answer("n1", Take("n1", "i2"), true, false, "i2").ok());  // truthfully has nothing
+  EXPECT_TRUE(Is(destroy.get(), kCustody));
+  EXPECT_TRUE(plane_->OwnerOfRequest(77).has_value());  // not released under a live job
+}
+
+TEST_F(OwnershipTest, R27_TheOwnersConfirmationEndsOwnership) {
+  Reg("n1", "i1");
+  auto launch = LaunchAsync(Lease("l1"), 77);
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
+  ASSERT_TRUE(launch.get().ok());
+  auto destroy = std::async(std::launch::async, [&] { return plane_->runner().DestroyCompleted(77, "succeeded"); });
+  WaitQueued("n1", 1);
+  Command c = Take("n1");
+  EXPECT_EQ(c.job_result, "succeeded");
+  ASSERT_TRUE(Answer("n1", c, true).ok());
+  EXPECT_TRUE(destroy.get().ok());
+  EXPECT_FALSE(plane_->OwnerOfRequest(77).has_value());
+}
+
+TEST_F(OwnershipTest, ADestroyWhoseOwnerIsGoneReportsTheHolderUnavailable) {
+  Reg("n1", "i1");
+  auto launch = LaunchAsync(Lease("l1"), 77);
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
+  ASSERT_TRUE(launch.get().ok());
+  plane_->ForgetForTest("n1");
+  EXPECT_TRUE(Is(plane_->runner().DestroyCompleted(77, "succeeded"), kHolderUnavailable));
+  EXPECT_TRUE(Is(plane_->runner().Destroy(77), kCustody));
+}
+
+// S20, S18: a restored completion is reconciled with its durable host and lease.
+TEST_F(OwnershipTest, S18_S20_ABoundCompletionSettlesFromAbsenceOnlyWithAVouchedInventory) {
+  Reg("n1", "i1");
+  auto bound = [&] {
+    return plane_->runner().DestroyCompletedBound(5, "succeeded", "l9", "n1", 3, ports::Phase::kDone);
+  };
+  EXPECT_TRUE(Is(bound(), kHolderUnavailable));  // inventory unknown
+  ASSERT_TRUE(plane_->ReconcileInventory("n1", "i1", {"other"}).ok());
+  EXPECT_TRUE(Is(bound(), kHolderUnavailable));  // the ledger has not settled it
+  {
+    std::lock_guard l(ledger_.mu);
+    ledger_.settled_leases.insert("l9");
+  }
+  EXPECT_TRUE(bound().ok());
+  // A host that says it runs the lease is no proof of absence, even with no owner recorded.
+  Reg("old", "");
+  ASSERT_TRUE(plane_->ReconcileInventory("old", "", {"l8"}).ok());
+  ASSERT_FALSE(plane_->OwnerOfLease("l8").has_value());
+  EXPECT_TRUE(Is(plane_->runner().DestroyCompletedBound(5, "succeeded", "l8", "old", 3, ports::Phase::kDone),
+                 kHolderUnavailable));
+}
+
+TEST_F(OwnershipTest, ABoundCompletionGoesToTheOwnerProcessOnly) {
+  Reg("n1", "i1");
+  auto launch = LaunchAsync(Lease("l1"), 5);
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
+  ASSERT_TRUE(launch.get().ok());
+  auto bound = std::async(std::launch::async, [&] {
+    return plane_->runner().DestroyCompletedBound(5, "failed", "l1", "n1", 0, ports::Phase::kFailed);
+  });
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1", "i1"), true).ok());
+  EXPECT_TRUE(bound.get().ok());
+  EXPECT_FALSE(plane_->OwnerOfLease("l1").has_value());
+}
+
+// R44: sweep and tend go to every live node.
+TEST_F(OwnershipTest, R44_SweepAndTendAreBroadcast) {
+  Reg("a");
+  Reg("b");
+  for (CommandKind kind : {CommandKind::kSweep, CommandKind::kTend}) {
+    auto f = std::async(std::launch::async, [&] {
+      return kind == CommandKind::kSweep ? plane_->runner().Sweep() : plane_->runner().Tend();
+    });
+    WaitQueued("a", 1);
+    WaitQueued("b", 1);
+    Command ca = Take("a");
+    EXPECT_EQ(ca.kind, kind);
+    ASSERT_TRUE(Answer("a", ca, true).ok());
+    ASSERT_TRUE(Answer("b", Take("b"), false).ok());
+    Status s = f.get();
+    EXPECT_NE(s.message().find(std::string("node \"b\" could not ") + CommandKindName(kind)), std::string::npos);
+  }
+}
+
+// R42: KeepAlive is a documented no-op that blocks until its context ends.
+TEST_F(OwnershipTest, R42_KeepAliveBlocksUntilStopped) {
+  std::stop_source stop;
+  std::atomic<bool> returned{false};
+  std::thread t([&] {
+    plane_->runner().KeepAlive(stop.get_token());
+    returned = true;
+  });
+  EXPECT_FALSE(returned.load());
+  stop.request_stop();
+  t.join();
+  EXPECT_TRUE(returned.load());
+}
+
+// R45, R46: upgrade goes to one node and returns when the updater started.
+TEST_F(OwnershipTest, R45_R46_AnUpgradeGoesToOneNode) {
+  Reg("a");
+  Reg("b");
+  auto up = std::async(std::launch::async, [&] {
+    return plane_->runner().Upgrade("a", UpgradeSpec{"1.2.3", "abc", "r1", 4});
+  });
+  WaitQueued("a", 1);
+  EXPECT_EQ(plane_->QueuedForTest("b"), 0u);
+  Command c = Take("a");
+  ASSERT_TRUE(c.upgrade.has_value());
+  EXPECT_EQ(c.upgrade->version, "1.2.3");
+  ASSERT_TRUE(Answer("a", c, true).ok());
+  EXPECT_TRUE(up.get().ok());
+  EXPECT_TRUE(Is(plane_->runner().Upgrade("ghost", UpgradeSpec{}), kNoNode));
+}
+
+}  // namespace
+}  // namespace nodeplane::plane
