@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "common/log.h"
 #include "config/address.h"
@@ -20,6 +21,7 @@
 #include "loader/plugin_check.h"
 #include "loader/plugin_library.h"
 #include "nodeplaned/catalog.h"
+#include "nodeplaned/plane_config.h"
 #include "nodeplaned/reaper.h"
 #include "version.h"
 #include "wire/http_server.h"
@@ -148,7 +150,15 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   }
   log.Info("ledger.opened", {{"instance", ledger_cfg.name}, {"plugin", (*library)->name()},
                              {"plugin_version", (*library)->version()}, {"path", (*library)->path()}});
-  nodeplane::Reaper reaper(**ledger, log, cfg.leases.reap_interval);
+  nodeplane::plane::PlaneOptions plane_options = nodeplane::PlaneOptionsFromConfig(cfg);
+  plane_options.registrar = ledger->get();
+  plane_options.leases = ledger->get();
+  plane_options.barrier = ledger->get();
+  plane_options.log = &log;
+  nodeplane::plane::Plane plane(std::move(plane_options));
+  std::jthread watch([&plane](std::stop_token stop) { plane.Watch(stop); });
+  std::jthread barrier([&plane](std::stop_token stop) { plane.BarrierLoop(stop); });
+  nodeplane::Reaper reaper(**ledger, plane.runner(), log, cfg.leases.reap_interval);
 
   auto listen = nodeplane::config::ParseListenAddress(cfg.wire.listen);
   nodeplane::wire::NodeWire routes(cfg.deployment);
