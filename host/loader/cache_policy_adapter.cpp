@@ -42,3 +42,22 @@ Result<bool> CachePolicyAdapter::ActionsCacheAllowed(const std::string& owner, c
 }
 
 }  // namespace nodeplane::loader
+
+namespace nodeplane::loader {
+
+Result<std::string> CachePolicyAdapter::Describe() {
+  if (vt_.describe == nullptr) return Status::Invalid(who_ + " does not describe itself (built before describe)");
+  return pool_.Run([&]() -> Result<std::string> {
+    PluginError err;
+    std::string line;
+    np_string_sink sink{&line, [](void* ctx, const char* v) -> int32_t {
+                          *static_cast<std::string*>(ctx) = v != nullptr ? v : "";
+                          return 0;
+                        }};
+    np_code rc = vt_.describe(self_, sink, err.c());
+    if (rc != NP_OK) return err.ToStatus(rc, who_);
+    return line;
+  });
+}
+
+}  // namespace nodeplane::loader

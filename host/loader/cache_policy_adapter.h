@@ -23,6 +23,9 @@ class CachePolicyAdapter : public ports::CachePolicy {
   ~CachePolicyAdapter() override;
 
   Result<bool> ActionsCacheAllowed(const std::string& owner, const std::string& repository) override;
+  // What policy is in force; Invalid ("does not describe itself") when the
+  // plugin predates the optional describe slot.
+  Result<std::string> Describe();
 
  private:
   CachePolicyAdapter(std::shared_ptr<const PluginLibrary> library, std::string who, np_cache_policy_v1 vt,

@@ -47,6 +47,10 @@ int main(void) {
   OFF(np_negotiation, host);
   OFF(np_negotiation, chosen_abi);
   OFF(np_negotiation, plugin);
+  SIZE(np_vtable_head);
+  OFF(np_vtable_head, struct_size);
+  OFF(np_vtable_head, create);
+  OFF(np_vtable_head, destroy);
   SIZE(np_tier_v1);
   OFF(np_tier_v1, struct_size);
   OFF(np_tier_v1, label);
@@ -325,5 +329,6 @@ int main(void) {
   OFF(np_cache_policy_v1, create);
   OFF(np_cache_policy_v1, destroy);
   OFF(np_cache_policy_v1, actions_cache_allowed);
+  OFF(np_cache_policy_v1, describe);
   return 0;
 }

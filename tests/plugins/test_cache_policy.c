@@ -6,11 +6,13 @@
  * Built in variants (compile definitions) that misbehave on purpose:
  *   TEST_ABI_MIN/TEST_ABI_MAX  the ABI range it knows (default 1..1)
  *   TEST_OMIT_REQUIRED_SLOT    leaves actions_cache_allowed NULL
+ *   TEST_FROZEN_V1_0           built against the frozen v1.0 headers, which
+ *                              predate the optional describe slot
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "nodeplane/plugin.h"
+#include "nodeplane/np_cache_policy_v1.h"
 
 #ifndef TEST_ABI_MIN
 #define TEST_ABI_MIN 1u
@@ -93,12 +95,26 @@ static np_code allowed(void* self, const char* owner, const char* repository, ui
 }
 #endif
 
+#ifndef TEST_FROZEN_V1_0
+static np_code describe(void* self, np_string_sink out, np_error* err) {
+  instance* in = (instance*)self;
+  (void)err;
+  out.put(out.ctx, in->deny_owner[0] != '\0' ? "deny one owner" : "allow everything");
+  return NP_OK;
+}
+#endif
+
+/* Built against tests/abi/frozen/v1.0 (TEST_FROZEN_V1_0) the vtable has no
+ * describe slot, and sizeof says so. */
 static const np_cache_policy_v1 vtable = {
     sizeof(np_cache_policy_v1), create, destroy,
 #ifdef TEST_OMIT_REQUIRED_SLOT
     NULL,
 #else
     allowed,
+#endif
+#ifndef TEST_FROZEN_V1_0
+    describe,
 #endif
 };
 

@@ -58,6 +58,29 @@ TEST_F(LoaderTest, LoadsACPluginBuiltWithClangAndCallsIt) {
       << LogText();
 }
 
+// A plugin compiled (by clang) against the frozen v1.0 headers, whose vtable
+// predates the optional describe slot, still loads and works; the slot it
+// does not have is absent, never read past the size it declared.
+TEST_F(LoaderTest, APluginBuiltAgainstAnOlderHeaderStillLoads) {
+  auto lib = PluginLibrary::Open("test-cache-policy-frozen", kDir, host_.c());
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  auto policy = CachePolicyAdapter::Create(*lib, "cache", R"({"deny_owner":"evil"})", host_.c(), false);
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  EXPECT_FALSE(*(*policy)->ActionsCacheAllowed("evil", "r"));
+  EXPECT_TRUE(*(*policy)->ActionsCacheAllowed("acme", "r"));
+  auto described = (*policy)->Describe();
+  ASSERT_FALSE(described.ok());
+  EXPECT_NE(described.status().message().find("does not describe itself"), std::string::npos);
+
+  auto current = PluginLibrary::Open("test-cache-policy", kDir, host_.c());
+  ASSERT_TRUE(current.ok());
+  auto newer = CachePolicyAdapter::Create(*current, "cache", R"({"deny_owner":"evil"})", host_.c(), false);
+  ASSERT_TRUE(newer.ok());
+  auto line = (*newer)->Describe();
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  EXPECT_EQ(*line, "deny one owner");
+}
+
 TEST_F(LoaderTest, ResolvesAShortNameInThePluginDirectory) {
   EXPECT_EQ(ResolveLibraryPath("ledger-sqlite", "/usr/lib/np"), "/usr/lib/np/ledger-sqlite.so");
   EXPECT_EQ(ResolveLibraryPath("/opt/x.so", "/usr/lib/np"), "/opt/x.so");

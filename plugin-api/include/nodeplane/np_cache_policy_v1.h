@@ -27,6 +27,10 @@ typedef struct np_cache_policy_v1 {
    * Called concurrently; answer from memory. */
   np_code (*actions_cache_allowed)(void* self, const char* owner, const char* repository, uint32_t* allowed,
                                    np_error* err);
+
+  /* OPTIONAL (appended after the first slots). Puts one line saying what
+   * policy is in force (its source and version), for operators. */
+  np_code (*describe)(void* self, np_string_sink out, np_error* err);
 } np_cache_policy_v1;
 
 #ifdef __cplusplus
