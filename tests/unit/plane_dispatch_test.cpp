@@ -239,3 +239,42 @@ TEST_F(DispatchTest, AnUnknownResultIdIsIgnored) {
 
 }  // namespace
 }  // namespace nodeplane::plane
+
+namespace nodeplane::plane {
+namespace {
+
+// Tombstones are bounded per node: the oldest abandoned command is forgotten.
+TEST_F(PlaneTest, TombstonesAreBoundedPerNode) {
+  PlaneOptions o = Options();
+  o.max_tombstones = 2;
+  plane_ = std::make_unique<Plane>(o);
+  Reg("n1");
+  std::vector<Command> taken;
+  for (int i = 0; i < 3; ++i) {
+    std::stop_source stop;
+    auto launch = LaunchAsync(Lease("l" + std::to_string(i)), i + 1, stop.get_token());
+    WaitQueued("n1", 1);
+    taken.push_back(Take("n1"));
+    stop.request_stop();  // abandoned after delivery: tombstoned
+    ASSERT_TRUE(Is(launch.get(), kCustody));
+  }
+  EXPECT_TRUE(Answer("n1", taken[0], true).ok());  // evicted: an unknown id, ignored
+  EXPECT_TRUE(Is(Answer("n1", taken[1], true), kTakeCustody));
+  EXPECT_TRUE(Is(Answer("n1", taken[2], true), kTakeCustody));
+}
+
+// R47: whether a node's version has the command is the caller's check; the
+// plane sends an upgrade to whichever node it is asked to.
+TEST_F(PlaneTest, R47_ThePlaneDoesNotGateUpgradesOnTheNodesVersion) {
+  RegisterRequest r = Req("n1");
+  r.min_version = kMinProtocol;
+  r.version = kMinProtocol;
+  ASSERT_TRUE(plane_->Register(r).ok());
+  auto up = std::async(std::launch::async, [&] { return plane_->runner().Upgrade("n1", UpgradeSpec{"2.0.0", "", "r", 1}); });
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
+  EXPECT_TRUE(up.get().ok());
+}
+
+}  // namespace
+}  // namespace nodeplane::plane
