@@ -107,6 +107,10 @@ Result<bool> Plane::AuthorizeLease(const std::string& node, const std::string& i
   if (it != owners_.end() && it->second.owner.node == node && it->second.owner.incarnation == incarnation) {
     return true;
   }
+  if (it != owners_.end() && it->second.owner.node != node) {
+    return Superseded("lease " + lease_id + " was given to node \"" + it->second.owner.node +
+                      "\" and this request came from \"" + node + "\"");
+  }
   const NodeState* n = Find(node);
   if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered; register again");
   if (SupersededLocked(*n, incarnation)) {

@@ -40,7 +40,9 @@ TEST_F(OwnershipTest, R26_R19_ASupersededProcessMayFinishOnlyItsOwnLeases) {
   auto by_membership = plane_->AuthorizeLease("n1", "i2", "other");
   ASSERT_TRUE(by_membership.ok());
   EXPECT_FALSE(*by_membership);  // current, but the ledger must confirm placement
-  EXPECT_TRUE(Is(plane_->MayMutateLease("ghost", "i1", "mine"), kUnregistered));
+  EXPECT_TRUE(Is(plane_->MayMutateLease("ghost", "i1", "unowned"), kUnregistered));
+  Reg("n2", "j1");
+  EXPECT_TRUE(Is(plane_->MayMutateLease("n2", "j1", "mine"), kSuperseded));  // given to another node
   // The owner may finish even after the node record is gone.
   plane_->ForgetForTest("n1");
   EXPECT_TRUE(plane_->MayMutateLease("n1", "i1", "mine").ok());
