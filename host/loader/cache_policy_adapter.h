@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "loader/call_pool.h"
+#include "common/call_pool.h"
 #include "loader/plugin_library.h"
 #include "nodeplane/np_cache_policy_v1.h"
 #include "ports/cache_policy.h"

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "loader/call_pool.h"
+#include "common/call_pool.h"
 #include "loader/plugin_library.h"
 #include "nodeplane/np_ledger_v1.h"
 #include "ports/ledger.h"

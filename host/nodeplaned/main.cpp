@@ -160,8 +160,15 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   std::jthread barrier([&plane](std::stop_token stop) { plane.BarrierLoop(stop); });
   nodeplane::Reaper reaper(**ledger, plane.runner(), log, cfg.leases.reap_interval);
 
+  if (cfg.wire.tls) {
+    // Never serve a network wire in plaintext: refuse until TLS is served.
+    log.Error("wire.tls_unavailable", {{"error", "[wire.tls] is configured, and this build serves the node wire "
+                                                 "on loopback without TLS only; remove [wire.tls] and listen on "
+                                                 "127.0.0.1"}});
+    return 1;
+  }
   auto listen = nodeplane::config::ParseListenAddress(cfg.wire.listen);
-  nodeplane::wire::NodeWire routes(cfg.deployment);
+  nodeplane::wire::NodeWire routes(cfg.deployment, &plane, ledger->get(), log);
   nodeplane::wire::ListenerOptions opts;
   opts.name = "wire";
   opts.host = listen->host;

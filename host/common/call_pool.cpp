@@ -1,6 +1,6 @@
-#include "loader/call_pool.h"
+#include "common/call_pool.h"
 
-namespace nodeplane::loader {
+namespace nodeplane {
 
 CallPool::CallPool(unsigned threads) {
   for (unsigned i = 0; i < (threads == 0 ? 1 : threads); ++i) threads_.emplace_back([this] { Work(); });
@@ -37,4 +37,4 @@ void CallPool::Work() {
   }
 }
 
-}  // namespace nodeplane::loader
+}  // namespace nodeplane

@@ -1,9 +1,10 @@
-// The small thread pool each plugin instance runs on.
+// A small pool of threads for blocking work.
 //
-// v1 plugin calls block (a database write, an HTTPS request), so the host
-// never makes them on an I/O thread: an adapter hands each call to its
-// instance's pool. A slow plugin then stalls only its own callers, never the
-// wire. Run() blocks the caller until the call has run on a pool thread.
+// Plugin calls block (a database write, an HTTPS request), so the host never
+// makes them on an I/O thread: each plugin instance's adapter hands its calls
+// to a pool of its own, and the wire hands its ledger work to another. A slow
+// plugin then stalls only its own callers, never the listener. Run() blocks
+// the caller until the job has run; Post() does not wait.
 //
 // Thread-safe. Destruction drains queued calls, then joins.
 #pragma once
@@ -17,7 +18,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace nodeplane::loader {
+namespace nodeplane {
 
 class CallPool {
  public:
@@ -25,6 +26,8 @@ class CallPool {
   ~CallPool();
   CallPool(const CallPool&) = delete;
   CallPool& operator=(const CallPool&) = delete;
+
+  void Post(std::function<void()> job) { Submit(std::move(job)); }
 
   template <typename F>
   std::invoke_result_t<F> Run(F&& fn) {
@@ -45,4 +48,4 @@ class CallPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace nodeplane::loader
+}  // namespace nodeplane

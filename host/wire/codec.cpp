@@ -1,0 +1,300 @@
+#include "wire/codec.h"
+
+#include <boost/json.hpp>
+#include <set>
+
+namespace nodeplane::wire {
+namespace json = boost::json;
+namespace {
+
+// Reads one JSON object strictly: every key must be asked for, with the
+// right type.
+class Reader {
+ public:
+  Reader(std::string_view body, const char* type) : type_(type) {
+    json::parse_options opts;
+    opts.max_depth = 16;
+    boost::system::error_code ec;
+    json::value v = json::parse(json::string_view(body.data(), body.size()), ec, {}, opts);
+    if (ec) {
+      status_ = Status::Invalid(std::string(type_) + ": the body is not one JSON value: " + ec.message());
+    } else if (!v.is_object()) {
+      status_ = Status::Invalid(std::string(type_) + ": the body must be a JSON object");
+    } else {
+      obj_ = v.as_object();
+    }
+  }
+
+  bool ok() const { return status_.ok(); }
+
+  const json::value* Get(const char* key) {
+    known_.insert(key);
+    return obj_.if_contains(key);
+  }
+  void Bad(const char* key, const char* expected) {
+    if (status_.ok()) {
+      status_ = Status::Invalid(std::string(type_) + ": field \"" + key + "\" must be " + expected);
+    }
+  }
+  int64_t Int(const char* key) {
+    const json::value* v = Get(key);
+    if (v == nullptr || v->is_null()) return 0;
+    if (v->is_int64()) return v->as_int64();
+    if (v->is_uint64() && v->as_uint64() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v->as_uint64());
+    Bad(key, "an integer");
+    return 0;
+  }
+  bool Bool(const char* key) {
+    const json::value* v = Get(key);
+    if (v == nullptr || v->is_null()) return false;
+    if (v->is_bool()) return v->as_bool();
+    Bad(key, "true or false");
+    return false;
+  }
+  std::string String(const char* key) {
+    const json::value* v = Get(key);
+    if (v == nullptr || v->is_null()) return {};
+    if (v->is_string()) return std::string(v->as_string());
+    Bad(key, "a string");
+    return {};
+  }
+  std::vector<std::string> Strings(const char* key) {
+    const json::value* v = Get(key);
+    std::vector<std::string> out;
+    if (v == nullptr || v->is_null()) return out;  // null is absent
+    if (!v->is_array()) {
+      Bad(key, "an array of strings");
+      return out;
+    }
+    for (const json::value& e : v->as_array()) {
+      if (!e.is_string()) {
+        Bad(key, "an array of strings");
+        return {};
+      }
+      out.emplace_back(e.as_string());
+    }
+    return out;
+  }
+  // Refuses every field nobody asked for: a newer node's extra field is a
+  // version mismatch, not something to ignore.
+  Status Finish() {
+    if (!status_.ok()) return status_;
+    for (const auto& kv : obj_) {
+      std::string key(kv.key());
+      if (known_.count(key) == 0) {
+        return Status::Invalid(std::string(type_) + ": unknown field \"" + key + "\"");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const char* type_;
+  Status status_;
+  json::object obj_;
+  std::set<std::string> known_;
+};
+
+json::array Array(const std::vector<std::string>& v) {
+  json::array a;
+  for (const std::string& s : v) a.emplace_back(s);
+  return a;
+}
+
+std::string Serialize(const json::value& v) { return json::serialize(v) + "\n"; }
+
+json::object LeaseObject(const ports::Lease& l) {
+  json::object o;
+  o["id"] = l.id;
+  o["tier"] = l.tier;
+  o["node"] = l.node;
+  o["target_node"] = l.target_node;
+  o["phase"] = ports::PhaseName(l.phase);
+  o["epoch"] = l.epoch;
+  o["vcpu"] = l.vcpu;
+  o["memory"] = l.memory;
+  o["requested_vcpu"] = l.requested_vcpu;
+  o["requested_memory"] = l.requested_memory;
+  o["instance_type"] = l.instance_type;
+  o["run_id"] = l.run_id;
+  o["request_id"] = l.request_id;
+  o["guest_os"] = l.guest_os;
+  json::array providers;
+  size_t start = 0;
+  while (start < l.providers.size()) {
+    size_t comma = l.providers.find(',', start);
+    if (comma == std::string::npos) comma = l.providers.size();
+    providers.emplace_back(l.providers.substr(start, comma - start));
+    start = comma + 1;
+  }
+  o["providers"] = std::move(providers);
+  o["chosen_provider"] = l.chosen_provider;
+  o["site"] = l.site;
+  o["failure_reason"] = l.failure_reason;
+  o["force_release"] = l.force_release;
+  o["expires_at_ns"] = l.expires_at_ns;
+  return o;
+}
+
+}  // namespace
+
+Result<ports::Phase> ParseWirePhase(std::string_view name) {
+  static const std::pair<const char*, ports::Phase> kPhases[] = {
+      {"capacity", ports::Phase::kCapacity}, {"assigned", ports::Phase::kAssigned},
+      {"launching", ports::Phase::kLaunching}, {"online", ports::Phase::kOnline},
+      {"busy", ports::Phase::kBusy},           {"custody", ports::Phase::kCustody},
+      {"teardown", ports::Phase::kTeardown},   {"done", ports::Phase::kDone},
+      {"failed", ports::Phase::kFailed}};
+  for (const auto& [n, p] : kPhases) {
+    if (name == n) return p;
+  }
+  return Status::Invalid("unknown lease phase \"" + std::string(name) + "\"");
+}
+
+Result<plane::RegisterRequest> DecodeRegister(std::string_view body) {
+  Reader r(body, "register");
+  plane::RegisterRequest q;
+  q.min_version = static_cast<int32_t>(r.Int("min_version"));
+  q.version = static_cast<int32_t>(r.Int("version"));
+  q.node = r.String("node");
+  q.provider = r.String("provider");
+  q.site = r.String("site");
+  q.deployment = r.String("deployment");
+  q.incarnation = r.String("incarnation");
+  q.release = r.String("release");
+  q.guest_os = r.Strings("guest_os");
+  q.vcpu = r.Int("vcpu");
+  q.memory = r.Int("memory");
+  q.instances = r.Strings("instances");
+  q.inventory_known = r.Bool("inventory_known");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  return q;
+}
+
+Result<plane::CommandResult> DecodeResult(std::string_view body) {
+  Reader r(body, "result");
+  plane::CommandResult c;
+  c.id = r.String("id");
+  c.ok = r.Bool("ok");
+  c.error = r.String("error");
+  c.custody = r.Bool("custody");
+  c.barrier_id = r.String("barrier_id");
+  c.instances = r.Strings("instances");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  if (c.id.empty()) return Status::Invalid("result: field \"id\" names the command being answered");
+  return c;
+}
+
+Result<EpochBody> DecodeEpoch(std::string_view body, const char* type) {
+  Reader r(body, type);
+  EpochBody b;
+  b.epoch = r.Int("epoch");
+  r.String("node");  // bind's node is ignored: the path (or certificate) decides
+  if (Status s = r.Finish(); !s.ok()) return s;
+  return b;
+}
+
+Result<AdvanceBody> DecodeAdvance(std::string_view body) {
+  Reader r(body, "advance");
+  AdvanceBody b;
+  b.epoch = r.Int("epoch");
+  std::string phase = r.String("phase");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  auto p = ParseWirePhase(phase);
+  if (!p.ok()) return p.status();
+  b.phase = *p;
+  return b;
+}
+
+Result<AdvanceBody> DecodeRelease(std::string_view body) {
+  Reader r(body, "release");
+  AdvanceBody b;
+  b.epoch = r.Int("epoch");
+  std::string outcome = r.String("outcome");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  if (outcome != "done" && outcome != "failed") {
+    return Status::Invalid("release: outcome must be \"done\" or \"failed\", got \"" + outcome + "\"");
+  }
+  b.phase = outcome == "done" ? ports::Phase::kDone : ports::Phase::kFailed;
+  return b;
+}
+
+Result<FailureBody> DecodeFailure(std::string_view body) {
+  Reader r(body, "failure");
+  FailureBody b;
+  b.epoch = r.Int("epoch");
+  b.reason = r.String("reason");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  return b;
+}
+
+Result<ReconcileBody> DecodeReconcile(std::string_view body) {
+  Reader r(body, "reconcile");
+  ReconcileBody b;
+  b.instances = r.Strings("instances");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  return b;
+}
+
+Status DecodeEmpty(std::string_view body, const char* type) {
+  Reader r(body, type);
+  return r.Finish();
+}
+
+std::string Encode(const plane::RegisterResponse& r) {
+  json::object o;
+  o["version"] = r.version;
+  o["min_version"] = r.min_version;
+  o["max_version"] = r.max_version;
+  o["deployment"] = r.deployment;
+  o["lease_ttl_seconds"] = r.lease_ttl_seconds;
+  o["poll_seconds"] = r.poll_seconds;
+  return Serialize(o);
+}
+
+std::string Encode(const plane::Command& c) {
+  json::object o;
+  o["id"] = c.id;
+  o["kind"] = plane::CommandKindName(c.kind);
+  if (c.lease) o["lease"] = LeaseObject(*c.lease);
+  if (c.job) {
+    o["job"] = json::object{{"request_id", c.job->request_id}, {"run_id", c.job->run_id},
+                            {"event", c.job->event},           {"owner", c.job->owner},
+                            {"repository", c.job->repository}, {"workflow_ref", c.job->workflow_ref}};
+  }
+  if (c.tier) {
+    o["tier"] = json::object{{"label", c.tier->label},
+                             {"vcpu", c.tier->vcpu},
+                             {"memory", c.tier->memory},
+                             {"guest_os", c.tier->guest_os},
+                             {"image", c.tier->image},
+                             {"command", Array(c.tier->command)},
+                             {"runner_group", c.tier->runner_group},
+                             {"labels", Array(c.tier->labels)},
+                             {"has_target", c.tier->has_target}};
+  }
+  if (c.request_id != 0) o["request_id"] = c.request_id;
+  if (!c.job_result.empty()) o["job_result"] = c.job_result;
+  if (!c.barrier_id.empty()) o["barrier_id"] = c.barrier_id;
+  if (c.upgrade) {
+    o["upgrade"] = json::object{{"version", c.upgrade->version},
+                                {"manifest_sha256", c.upgrade->manifest_sha256},
+                                {"rollout_id", c.upgrade->rollout_id},
+                                {"generation", c.upgrade->generation}};
+  }
+  return Serialize(o);
+}
+
+std::string EncodeLease(const ports::Lease& l) { return Serialize(json::object{{"lease", LeaseObject(l)}}); }
+
+std::string EncodeLaunched(const std::vector<std::string>& launched, const std::vector<std::string>& quarantined) {
+  return Serialize(json::object{{"lease_ids", Array(launched)}, {"quarantined", Array(quarantined)}});
+}
+
+std::string EncodeFreed(int64_t freed) { return Serialize(json::object{{"freed", freed}}); }
+
+std::string EncodeError(std::string_view code, std::string_view message) {
+  return Serialize(json::object{{"code", json::string(code)}, {"message", json::string(message)}});
+}
+
+}  // namespace nodeplane::wire

@@ -1,0 +1,54 @@
+// The node wire's JSON: strict decoding of what nodes send (an unknown
+// field, a wrong type or trailing bytes is a refusal naming the problem) and
+// encoding of what the control plane answers. snake_case throughout.
+//
+// Boost.JSON stays inside codec.cpp.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "plane/protocol.h"
+#include "ports/ledger.h"
+
+namespace nodeplane::wire {
+
+// Lease-operation bodies.
+struct EpochBody {
+  int64_t epoch = 0;
+};
+struct AdvanceBody {
+  int64_t epoch = 0;
+  ports::Phase phase = ports::Phase::kCapacity;
+};
+struct FailureBody {
+  int64_t epoch = 0;
+  std::string reason;
+};
+struct ReconcileBody {
+  std::vector<std::string> instances;
+};
+
+// Each returns Invalid with a message a person can act on.
+Result<plane::RegisterRequest> DecodeRegister(std::string_view body);
+Result<plane::CommandResult> DecodeResult(std::string_view body);
+Result<EpochBody> DecodeEpoch(std::string_view body, const char* type);  // bind, heartbeat
+Result<AdvanceBody> DecodeAdvance(std::string_view body);                // advance
+Result<AdvanceBody> DecodeRelease(std::string_view body);                // release: {epoch, outcome}
+Result<FailureBody> DecodeFailure(std::string_view body);
+Result<ReconcileBody> DecodeReconcile(std::string_view body);
+Status DecodeEmpty(std::string_view body, const char* type);             // withdraw: {}
+
+std::string Encode(const plane::RegisterResponse& r);
+std::string Encode(const plane::Command& c);
+std::string EncodeLease(const ports::Lease& l);  // {"lease": {...}}
+std::string EncodeLaunched(const std::vector<std::string>& launched, const std::vector<std::string>& quarantined);
+std::string EncodeFreed(int64_t freed);
+std::string EncodeError(std::string_view code, std::string_view message);
+
+// Phase names on the wire; quarantine is never accepted from a node.
+Result<ports::Phase> ParseWirePhase(std::string_view name);
+
+}  // namespace nodeplane::wire

@@ -1,0 +1,219 @@
+// The node wire on loopback, end to end in process: raw HTTP requests, the
+// real listener, the Plane, and the SQLite ledger plugin through the host's
+// loader. Tests wait on the plane's state (a queued command, a parked poll).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <future>
+
+#include "loader/host_services.h"
+#include "loader/ledger_adapter.h"
+#include "loader/plugin_library.h"
+#include "plane/plane.h"
+#include "raw_http.h"
+#include "wire/http_server.h"
+#include "wire/node_wire.h"
+
+namespace nodeplane::wire {
+namespace {
+
+constexpr int64_t kGiB = 1LL << 30;
+
+struct Reply {
+  int status = 0;
+  std::string body;
+};
+
+class NodeWireTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "/np-wire-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    host_ = std::make_unique<loader::HostServices>(log_, dir_);
+    auto lib = loader::PluginLibrary::Open(std::string(PLUGIN_DIR) + "/ledger-sqlite.so", "", host_->c());
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    auto ledger = loader::LedgerAdapter::Create(*lib, "ledger", R"({"path": "ledger.db"})", host_->c(), false);
+    ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
+    ledger_ = std::move(*ledger);
+    ports::Catalog cat;
+    cat.lease_ttl_ns = 90'000'000'000;
+    cat.tiers.push_back({"small", 1, kGiB, {"process"}, "linux", "", "", 0, 0});
+    ASSERT_TRUE(ledger_->SetCatalog(cat).ok());
+    plane::PlaneOptions o;
+    o.deployment = "dep";
+    o.tiers.push_back(plane::Tier{plane::TierShape{"small", 1, kGiB, "linux", "", {"/bin/true"}, "", {}, false},
+                                  {"process"}});
+    o.registrar = ledger_.get();
+    o.leases = ledger_.get();
+    o.barrier = ledger_.get();
+    o.log = &log_;
+    plane_ = std::make_unique<plane::Plane>(o);
+    routes_ = std::make_unique<NodeWire>("dep", plane_.get(), ledger_.get(), log_);
+    ListenerOptions lo;
+    lo.name = "wire";
+    lo.host = "127.0.0.1";
+    server_ = std::make_unique<HttpServer>(lo, *routes_, log_);
+    ASSERT_TRUE(server_->Start().ok());
+  }
+  void TearDown() override {
+    server_.reset();
+    routes_.reset();
+    plane_.reset();
+    ledger_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  Reply Send(const std::string& method, const std::string& path, const std::string& body = "",
+             const std::string& incarnation = "i1") {
+    testing::RawConnection c(server_->port());
+    std::string req = method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n";
+    if (!incarnation.empty()) req += "Nodeplane-Incarnation: " + incarnation + "\r\n";
+    req += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    EXPECT_TRUE(c.Send(req));
+    std::string raw = c.ReadResponse();
+    Reply r;
+    if (raw.size() > 12) r.status = std::stoi(raw.substr(9, 3));
+    size_t head = raw.find("\r\n\r\n");
+    if (head != std::string::npos) r.body = raw.substr(head + 4);
+    return r;
+  }
+  std::string RegisterBody(const std::string& node, const std::string& inc, const std::string& extra = "") {
+    return R"({"version":1,"node":")" + node + R"(","provider":"process","deployment":"dep","incarnation":")" + inc +
+           R"(","vcpu":4,"memory":8589934592)" + extra + "}";
+  }
+  // Escrows and assigns a lease on `node`, as a job source would.
+  ports::Lease Assigned() {
+    auto leases = ledger_->Escrow("small", 1);
+    EXPECT_TRUE(leases.ok() && leases->size() == 1);
+    ports::Lease l = leases->front();
+    EXPECT_TRUE(ledger_->Assign(l.id, l.epoch, 7, 42).ok());
+    l.phase = ports::Phase::kAssigned;
+    return l;
+  }
+
+  std::string dir_;
+  Logger log_{LogLevel::kError};
+  std::unique_ptr<loader::HostServices> host_;
+  std::unique_ptr<loader::LedgerAdapter> ledger_;
+  std::unique_ptr<plane::Plane> plane_;
+  std::unique_ptr<NodeWire> routes_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(NodeWireTest, AJobRunsThroughTheWire) {
+  Reply reg = Send("POST", "/v1/register", RegisterBody("n1", "i1"));
+  ASSERT_EQ(reg.status, 200) << reg.body;
+  EXPECT_NE(reg.body.find(R"("version":1)"), std::string::npos) << reg.body;
+  EXPECT_NE(reg.body.find(R"("lease_ttl_seconds":90)"), std::string::npos);
+
+  ports::Lease lease = Assigned();
+  auto launch = std::async(std::launch::async, [&] {
+    ports::Lease l = lease;
+    return plane_->runner().Launch(l, plane::Job{42, 7, "push", "acme", "api", "ci.yml"});
+  });
+  while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
+  Reply cmd = Send("POST", "/v1/nodes/n1/poll");
+  ASSERT_EQ(cmd.status, 200) << cmd.body;
+  EXPECT_NE(cmd.body.find(R"("kind":"launch")"), std::string::npos) << cmd.body;
+  EXPECT_NE(cmd.body.find(lease.id), std::string::npos);
+  std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);
+
+  const std::string base = "/v1/nodes/n1/leases/" + lease.id;
+  EXPECT_EQ(Send("POST", base + "/bind", R"({"epoch":0,"node":"someone-else"})").status, 204);
+  EXPECT_EQ(Send("POST", base + "/advance", R"({"epoch":0,"phase":"launching"})").status, 204);
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/result", R"({"id":")" + id + R"(","ok":true})").status, 204);
+  EXPECT_TRUE(launch.get().ok());
+  EXPECT_EQ(Send("POST", base + "/heartbeat", R"({"epoch":0})").status, 204);
+  Reply got = Send("GET", base);
+  ASSERT_EQ(got.status, 200);
+  EXPECT_NE(got.body.find(R"("node":"n1")"), std::string::npos) << got.body;  // the path decided, not the body
+  Reply launched = Send("GET", "/v1/nodes/n1/launched");
+  EXPECT_NE(launched.body.find(lease.id), std::string::npos) << launched.body;
+  EXPECT_EQ(Send("POST", base + "/release", R"({"epoch":0,"outcome":"done"})").status, 204);
+  Reply gone = Send("GET", base);
+  EXPECT_EQ(gone.status, 404);
+  EXPECT_NE(gone.body.find(R"("code":"not_found")"), std::string::npos);
+  auto job = ledger_->JobForLease(lease.id);
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_EQ((*job)->conclusion, ports::Phase::kDone);
+}
+
+TEST_F(NodeWireTest, StrictDecodingRefusesUnknownFieldsWrongTypesAndTrailingBytes) {
+  for (const std::string& body :
+       {RegisterBody("n1", "i1", R"(,"shiny":true)"), std::string(R"({"version":"1"})"),
+        RegisterBody("n1", "i1") + "garbage", std::string(""), std::string("[1]")}) {
+    Reply r = Send("POST", "/v1/register", body);
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_NE(r.body.find(R"("code":"refused")"), std::string::npos) << r.body;
+  }
+  EXPECT_NE(Send("POST", "/v1/register", RegisterBody("n1", "i1", R"(,"shiny":true)")).body.find("unknown field \\\"shiny\\\""),
+            std::string::npos);
+}
+
+TEST_F(NodeWireTest, ARefusalIsA403ThatSaysWhoToUpgrade) {
+  Reply foreign = Send("POST", "/v1/register", R"({"version":1,"node":"n1","provider":"process","deployment":"other","incarnation":"i1","vcpu":4,"memory":1})");
+  EXPECT_EQ(foreign.status, 403);
+  EXPECT_NE(foreign.body.find(R"("code":"refused")"), std::string::npos);
+  Reply old = Send("POST", "/v1/register", R"({"version":9,"min_version":5,"node":"n1","provider":"process","deployment":"dep","incarnation":"i1","vcpu":4,"memory":1})");
+  EXPECT_EQ(old.status, 403);
+  EXPECT_NE(old.body.find("UPGRADE THIS CONTROL PLANE FIRST"), std::string::npos) << old.body;
+}
+
+TEST_F(NodeWireTest, GuardsAnswerWithTheRightCodes) {
+  EXPECT_EQ(Send("POST", "/v1/nodes/ghost/poll").status, 401);
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i2")).status, 200);
+  Reply old = Send("POST", "/v1/nodes/n1/poll", "", "i1");
+  EXPECT_EQ(old.status, 409);
+  EXPECT_NE(old.body.find(R"("code":"superseded")"), std::string::npos);
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/poll", "", "").status, 409);  // absence is no wildcard (R23)
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/withdraw", "{}", "i1").status, 409);
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/withdraw", "{}", "i2").status, 204);
+  EXPECT_EQ(Send("GET", "/v1/nowhere").status, 404);
+}
+
+TEST_F(NodeWireTest, AnIdlePollIsAnsweredWithNoContentWhenItsWindowCloses) {
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  plane_->SetPollWindowForTest(50'000'000);  // 50 ms of the system clock
+  Reply r = Send("POST", "/v1/nodes/n1/poll");
+  EXPECT_EQ(r.status, 204);
+  EXPECT_EQ(r.body, "");
+}
+
+TEST_F(NodeWireTest, ALateLaunchResultIsRedirectedIntoCustody) {
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  ports::Lease lease = Assigned();
+  std::stop_source stop;
+  auto launch = std::async(std::launch::async, [&] {
+    ports::Lease l = lease;
+    return plane_->runner().Launch(l, plane::Job{42, 7, "", "", "", ""}, stop.get_token());
+  });
+  while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
+  Reply cmd = Send("POST", "/v1/nodes/n1/poll");
+  std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);
+  stop.request_stop();  // the plane stops waiting
+  EXPECT_TRUE(plane::Is(launch.get(), plane::kCustody));
+  Reply late = Send("POST", "/v1/nodes/n1/result", R"({"id":")" + id + R"(","ok":true})");
+  EXPECT_EQ(late.status, 409);
+  EXPECT_NE(late.body.find(R"("code":"custody")"), std::string::npos) << late.body;
+}
+
+TEST_F(NodeWireTest, ALeaseOperationOnAnotherNodesLeaseIsRefused) {
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n2", "j1")).status, 200);
+  ports::Lease lease = Assigned();  // escrowed on n1
+  Reply r = Send("POST", "/v1/nodes/" + (lease.target_node == "n1" ? std::string("n2") : std::string("n1")) +
+                             "/leases/" + lease.id + "/heartbeat",
+                 R"({"epoch":0})", lease.target_node == "n1" ? "j1" : "i1");
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_NE(r.body.find("the ledger places lease"), std::string::npos);
+  Reply fenced = Send("POST", "/v1/nodes/" + lease.target_node + "/leases/" + lease.id + "/heartbeat",
+                      R"({"epoch":5})", lease.target_node == "n1" ? "i1" : "j1");
+  EXPECT_EQ(fenced.status, 409);
+  EXPECT_NE(fenced.body.find(R"("code":"fenced")"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nodeplane::wire
