@@ -17,7 +17,9 @@
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -59,14 +61,21 @@ HttpResponse ErrorResponse(int status, std::string_view code, std::string_view m
 
 }  // namespace
 
-class Connection;
+// What the registry holds: a connection of either kind.
+class ConnectionBase : public std::enable_shared_from_this<ConnectionBase> {
+ public:
+  virtual ~ConnectionBase() = default;
+  virtual void Start() = 0;
+  virtual void Close() = 0;
+};
 
 struct HttpServer::Impl {
   Impl(ListenerOptions o, HttpHandler& h, Logger& l) : opts(std::move(o)), handler(h), log(l) {}
 
   void Accept();
-  void Register(const std::shared_ptr<Connection>& c);
-  void Unregister(Connection* c);
+  Status ConfigureTls();
+  void Register(const std::shared_ptr<ConnectionBase>& c);
+  void Unregister(ConnectionBase* c);
 
   ListenerOptions opts;
   HttpHandler& handler;
@@ -76,35 +85,68 @@ struct HttpServer::Impl {
   std::vector<std::thread> threads;
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
   std::mutex mu;  // guards connections
-  std::unordered_set<std::shared_ptr<Connection>> connections;
+  std::unordered_set<std::shared_ptr<ConnectionBase>> connections;
+  std::optional<asio::ssl::context> ssl;  // set when the listener serves TLS
   std::atomic<uint32_t> open{0};
   uint16_t bound_port = 0;
   bool started = false;
 };
 
-class Connection : public std::enable_shared_from_this<Connection> {
+// The Common Name of a verified client certificate, or "".
+std::string PeerCommonName(SSL* ssl) {
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  if (cert == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return {};
+  X509_NAME* name = X509_get_subject_name(cert);
+  int i = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
+  if (i < 0) return {};
+  unsigned char* utf8 = nullptr;
+  int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i)));
+  if (n < 0) return {};
+  std::string cn(reinterpret_cast<char*>(utf8), static_cast<size_t>(n));
+  OPENSSL_free(utf8);
+  return cn;
+}
+
+// One connection over `Stream`: beast::tcp_stream, or an ssl_stream over one.
+template <typename Stream>
+class Connection : public ConnectionBase {
  public:
-  Connection(tcp::socket socket, HttpServer::Impl& server)
-      : stream_(std::move(socket)), server_(server) {}
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
-  void Start() { ReadHeader(); }
+  template <typename... Args>
+  Connection(HttpServer::Impl& server, Args&&... args) : stream_(std::forward<Args>(args)...), server_(server) {}
 
-  void Close() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Shutdown(); });
+  void Start() override {
+    if constexpr (kTls) {
+      // The handshake is bounded like a request head: a stranger who opens
+      // a connection and says nothing is dropped.
+      beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
+      stream_.async_handshake(asio::ssl::stream_base::server, [self = Self()](beast::error_code ec) {
+        if (ec) return self->Shutdown();
+        self->peer_cn_ = PeerCommonName(self->stream_.native_handle());
+        self->ReadHeader();
+      });
+    } else {
+      ReadHeader();
+    }
+  }
+
+  void Close() override {
+    asio::post(stream_.get_executor(), [self = Self()] { self->Shutdown(); });
   }
 
  private:
+  std::shared_ptr<Connection> Self() { return std::static_pointer_cast<Connection>(shared_from_this()); }
+
   void ReadHeader() {
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
     // The body limit is checked against Content-Length by OnHeader, so the
     // refusal can say how large the body was; it is armed before the body.
     parser_->body_limit(boost::none);
-    stream_.expires_after(server_.opts.header_timeout);
+    beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              self->OnHeader(ec);
-                            });
+                            [self = Self()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
 
   void OnHeader(beast::error_code ec) {
@@ -118,10 +160,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                      std::to_string(server_.opts.body_limit) + " bytes"));
     }
     parser_->body_limit(server_.opts.body_limit);
-    stream_.expires_after(server_.opts.header_timeout);
-    http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code e, size_t) {
-      self->OnBody(e);
-    });
+    beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
+    http::async_read(stream_, buffer_, *parser_, [self = Self()](beast::error_code e, size_t) { self->OnBody(e); });
   }
 
   void OnBody(beast::error_code ec) {
@@ -130,7 +170,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return Write(ErrorResponse(413, "refused", "request body exceeds the limit"));
     }
     if (ec) return Shutdown();
-    stream_.expires_never();  // the handler may hold this request (a long poll)
+    beast::get_lowest_layer(stream_).expires_never();  // the handler may hold this request (a long poll)
     auto msg = parser_->release();
     HttpRequest req;
     req.method = std::string(msg.method_string());
@@ -141,7 +181,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       req.headers.emplace_back(std::move(name), std::string(field.value()));
     }
     req.body = std::move(msg.body());
-    std::weak_ptr<Connection> weak = shared_from_this();
+    req.peer_cn = peer_cn_;
+    req.tls = kTls;
+    std::weak_ptr<Connection> weak = Self();
     std::shared_ptr<Gate> gate = server_.gate;
     server_.handler.Handle(std::move(req), [weak, gate](HttpResponse resp) {
       std::lock_guard lock(gate->mu);
@@ -162,8 +204,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     res->body() = std::move(r.body);
     res->keep_alive(keep_alive_);
     res->prepare_payload();
-    stream_.expires_after(kWriteTimeout);
-    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, size_t) {
+    beast::get_lowest_layer(stream_).expires_after(kWriteTimeout);
+    http::async_write(stream_, *res, [self = Self(), res](beast::error_code ec, size_t) {
       if (ec || !self->keep_alive_) return self->Shutdown();
       self->ReadHeader();
     });
@@ -173,12 +215,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (closed_) return;
     closed_ = true;
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(stream_).close();
     server_.Unregister(this);
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
+  std::string peer_cn_;
   HttpServer::Impl& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -186,14 +229,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ = false;
 };
 
-void HttpServer::Impl::Register(const std::shared_ptr<Connection>& c) {
+void HttpServer::Impl::Register(const std::shared_ptr<ConnectionBase>& c) {
   std::lock_guard lock(mu);
   connections.insert(c);
   open.store(static_cast<uint32_t>(connections.size()));
 }
 
-void HttpServer::Impl::Unregister(Connection* c) {
-  std::shared_ptr<Connection> keep;  // destroyed after the lock is released
+void HttpServer::Impl::Unregister(ConnectionBase* c) {
+  std::shared_ptr<ConnectionBase> keep;  // destroyed after the lock is released
   std::lock_guard lock(mu);
   for (auto it = connections.begin(); it != connections.end(); ++it) {
     if (it->get() == c) {
@@ -215,13 +258,40 @@ void HttpServer::Impl::Accept() {
         beast::error_code ignored;
         socket.close(ignored);
       } else {
-        auto c = std::make_shared<Connection>(std::move(socket), *this);
+        std::shared_ptr<ConnectionBase> c;
+        if (ssl) {
+          c = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket), *ssl);
+        } else {
+          c = std::make_shared<Connection<beast::tcp_stream>>(*this, std::move(socket));
+        }
         Register(c);
         c->Start();
       }
     }
     Accept();
   });
+}
+
+// TLS 1.3 only, HTTP/1.1, the server's certificate, and, when asked, a
+// client certificate demanded and verified in the handshake against every
+// authority in the bundle (more than one during a rotation).
+Status HttpServer::Impl::ConfigureTls() {
+  const TlsOptions& t = *opts.tls;
+  ssl.emplace(asio::ssl::context::tls_server);
+  SSL_CTX* ctx = ssl->native_handle();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+  SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
+  beast::error_code ec;
+  ssl->use_certificate_chain(asio::buffer(t.cert_pem), ec);
+  if (!ec) ssl->use_private_key(asio::buffer(t.key_pem), asio::ssl::context::pem, ec);
+  if (ec) return Status::Invalid(opts.name + ": the server certificate or key is unusable: " + ec.message());
+  if (t.require_client_cert) {
+    if (t.client_ca_pem.empty()) return Status::Invalid(opts.name + ": client certificates need an authority");
+    ssl->add_certificate_authority(asio::buffer(t.client_ca_pem), ec);
+    if (ec) return Status::Invalid(opts.name + ": the client authority bundle is unusable: " + ec.message());
+    ssl->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+  }
+  return Status::Ok();
 }
 
 HttpServer::HttpServer(ListenerOptions options, HttpHandler& handler, Logger& log)
@@ -239,6 +309,9 @@ Status HttpServer::Start() {
   } else {
     addr = asio::ip::make_address(s.opts.host.empty() ? "0.0.0.0" : s.opts.host, ec);
     if (ec) return Status::Invalid("cannot listen on " + where + ": not an IP address");
+  }
+  if (s.opts.tls) {
+    if (Status st = s.ConfigureTls(); !st.ok()) return st;
   }
   tcp::endpoint ep(addr, s.opts.port);
   s.acceptor.open(ep.protocol(), ec);
@@ -271,7 +344,7 @@ void HttpServer::Stop() {
     beast::error_code ignored;
     s.acceptor.close(ignored);
   });
-  std::vector<std::shared_ptr<Connection>> all;
+  std::vector<std::shared_ptr<ConnectionBase>> all;
   {
     std::lock_guard lock(s.mu);
     all.assign(s.connections.begin(), s.connections.end());

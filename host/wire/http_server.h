@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +34,9 @@ struct HttpRequest {
   std::string target;  // path and query, as sent
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
+  bool tls = false;
+  // The Common Name of the verified client certificate; "" without one.
+  std::string peer_cn;
   // The header's value, or "" when absent.
   std::string_view Header(std::string_view lower_name) const;
 };
@@ -51,6 +55,16 @@ class HttpHandler {
   virtual void Handle(HttpRequest request, Responder respond) = 0;
 };
 
+// A TLS listener: TLS 1.3 only. With require_client_cert a connection
+// without a certificate from one of the client_ca_pem authorities fails in
+// the handshake, before any request is read.
+struct TlsOptions {
+  std::string cert_pem;  // the server's chain
+  std::string key_pem;   // SECRET
+  std::string client_ca_pem;
+  bool require_client_cert = false;
+};
+
 struct ListenerOptions {
   std::string name;  // for logs: "wire", "bootstrap"
   std::string host;
@@ -59,6 +73,7 @@ struct ListenerOptions {
   Nanos header_timeout = std::chrono::seconds(10);
   size_t body_limit = 1 << 20;
   unsigned threads = 1;
+  std::optional<TlsOptions> tls;  // absent: plain HTTP
 };
 
 class HttpServer {

@@ -2,7 +2,9 @@
 #include "pki/authority.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -56,7 +58,8 @@ TEST(Authority, TheOpensslCommandVerifiesANodeCertificate) {
   auto ca = Authority::Create("acme", Now());
   auto node = ca->IssueNode("node-3", Now());
   ASSERT_TRUE(node.ok());
-  std::string dir = ::testing::TempDir();
+  std::string dir = ::testing::TempDir() + "/np-pki-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
   std::ofstream(dir + "/np-ca.pem") << ca->cert_pem();
   std::ofstream(dir + "/np-node.pem") << node->first;
   std::string cmd = "openssl verify -purpose sslclient -CAfile " + dir + "/np-ca.pem " + dir + "/np-node.pem >/dev/null";
@@ -104,7 +107,7 @@ TEST(Authority, RenewalIsDueInTheLastThirdOfALifetime) {
 }
 
 TEST(PrivateFiles, AreWritten0600EvenOverALooserFile) {
-  std::string path = ::testing::TempDir() + "/np-key.pem";
+  std::string path = ::testing::TempDir() + "/np-key-" + std::to_string(::getpid()) + ".pem";
   std::ofstream(path) << "old";
   ::chmod(path.c_str(), 0644);
   ASSERT_TRUE(WritePrivateFile(path, "SECRET").ok());
