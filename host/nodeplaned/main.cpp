@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "nodeplaned/catalog.h"
 #include "nodeplaned/plane_config.h"
 #include "nodeplaned/reaper.h"
+#include "nodeplaned/tls_setup.h"
 #include "version.h"
 #include "wire/http_server.h"
 #include "wire/node_wire.h"
@@ -160,12 +162,20 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   std::jthread barrier([&plane](std::stop_token stop) { plane.BarrierLoop(stop); });
   nodeplane::Reaper reaper(**ledger, plane.runner(), log, cfg.leases.reap_interval);
 
-  if (cfg.wire.tls) {
-    // Never serve a network wire in plaintext: refuse until TLS is served.
-    log.Error("wire.tls_unavailable", {{"error", "[wire.tls] is configured, and this build serves the node wire "
-                                                 "on loopback without TLS only; remove [wire.tls] and listen on "
-                                                 "127.0.0.1"}});
+  if (cfg.bootstrap) {
+    log.Error("bootstrap.unavailable", {{"error", "[bootstrap] is configured, and this build does not serve "
+                                                  "enrollment yet; issue node certificates offline and remove "
+                                                  "[bootstrap]"}});
     return 1;
+  }
+  std::optional<nodeplane::wire::TlsOptions> tls;
+  if (cfg.wire.tls) {
+    auto prepared = nodeplane::PrepareWireTls(cfg, host.c()->wall_clock_ns(host.c()->ctx));
+    if (!prepared.ok()) {
+      log.Error("wire.tls_failed", {{"error", prepared.status().message()}});
+      return 1;
+    }
+    tls = std::move(*prepared);
   }
   auto listen = nodeplane::config::ParseListenAddress(cfg.wire.listen);
   nodeplane::wire::NodeWire routes(cfg.deployment, &plane, ledger->get(), log);
@@ -175,6 +185,7 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   opts.port = listen->port;
   opts.max_connections = cfg.wire.max_connections;
   opts.header_timeout = cfg.wire.header_timeout;
+  opts.tls = std::move(tls);
   nodeplane::wire::HttpServer wire(opts, routes, log);
   if (Status s = wire.Start(); !s.ok()) {
     log.Error("wire.listen_failed", {{"error", s.message()}});
@@ -185,7 +196,8 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
                             {"state_dir", cfg.state_dir},
                             {"wire", listen->host + ":" + std::to_string(wire.port())},
                             {"tls", cfg.wire.tls.has_value()}});
-  log.Info("host.healthy", {{"url", "http://" + listen->host + ":" + std::to_string(wire.port()) + "/healthz"}});
+  log.Info("host.healthy", {{"url", std::string(cfg.wire.tls ? "https://" : "http://") + listen->host + ":" +
+                                        std::to_string(wire.port()) + "/healthz"}});
 
   int sig = 0;
   sigwait(&stop_signals, &sig);

@@ -105,6 +105,7 @@ void NodeWire::Route(const std::shared_ptr<Call>& c) {
   }
   if (p.size() >= 4 && p[1] == "nodes" && !p[2].empty()) {
     c->node = p[2];
+    if (!Authenticated(c)) return;
     const std::string& what = p[3];
     if (p.size() == 4) {
       if (m == "POST" && what == "poll") return ForNewWork(c) ? Poll(c) : void();
@@ -126,6 +127,23 @@ void NodeWire::Route(const std::shared_ptr<Call>& c) {
     }
   }
   c->Fail(404, "not_found", "no route for " + m + " " + c->req.target.substr(0, 200));
+}
+
+bool NodeWire::Authenticated(const std::shared_ptr<Call>& c) {
+  // On the loopback wire the path is the only identity (LoopbackOnly). Over
+  // TLS the certificate decides, and a path that disagrees is rejected, never
+  // reconciled (R08).
+  if (!c->req.tls) return true;
+  if (c->req.peer_cn.empty()) {
+    c->Fail(401, "unauthenticated", "this wire requires a client certificate issued by the deployment's authority");
+    return false;
+  }
+  if (c->req.peer_cn != c->node) {
+    c->Fail(403, "refused", "this connection is authenticated as node \"" + c->req.peer_cn +
+                                "\" and cannot act for \"" + c->node + "\"");
+    return false;
+  }
+  return true;
 }
 
 bool NodeWire::ForNewWork(const std::shared_ptr<Call>& c) {
@@ -167,6 +185,8 @@ void NodeWire::Register(const std::shared_ptr<Call>& c) {
     }
     // Discarding the node's barrier proof comes first, before any check (R16, R18).
     if (Status s = plane_->ArrivingForRegistration(req->node); !s.ok()) return c->Fail(503, "", s.message());
+    c->node = req->node;
+    if (!Authenticated(c)) return;
     auto launched = leases_->LaunchedLeaseIds(req->node);
     if (!launched.ok()) return c->Fail(503, "", launched.status().message());
     auto resp = plane_->CompleteRegistration(*req, *launched);

@@ -9,10 +9,11 @@
 //   forOwnLease the process that owns the lease, or the current process when
 //               the ledger agrees the lease is placed on this node
 //
-// Identity: on this loopback wire (no TLS; LoopbackOnly) the node's name is
-// the path's. The TLS listener, which takes it from the certificate's CN,
-// and the bootstrap, JIT, renewal and cache-policy routes come with the rest
-// of issue 5.
+// Identity: on the loopback wire (no TLS; LoopbackOnly) the node's name is
+// the path's. Over TLS it is the verified client certificate's Common Name,
+// and a path (or registration body) naming another node is refused (R08).
+// The bootstrap, JIT, renewal and cache-policy routes, and revocation checks
+// on every request, come with the rest of issue 5.
 //
 // Threading: Handle() runs on an I/O thread and never blocks: polls park in
 // the Plane, and every ledger or plane call that may block runs on the
@@ -44,6 +45,7 @@ class NodeWire : public HttpHandler {
   void Route(const std::shared_ptr<Call>& c);
 
   // Guards
+  bool Authenticated(const std::shared_ptr<Call>& c);
   bool ForNewWork(const std::shared_ptr<Call>& c);
   void ForOwnLease(const std::shared_ptr<Call>& c, std::function<void()> then);
 

@@ -64,6 +64,28 @@ serve)
   [ $rc -eq 0 ] || fail "exit code $rc after SIGTERM"
   grep -q 'event=host.stopped' "$dir/log" || fail "no host.stopped line: $(cat "$dir/log")"
   ;;
+serve-tls)
+  dir=$(mktemp -d)
+  trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
+  "$bin" --config "$src/tests/cli/serve_tls.toml" --state-dir "$dir/state" --plugin-dir "$plugins" 2>"$dir/log" &
+  pid=$!
+  url=
+  for _ in $(seq 1 200); do   # bounded wait for the log line, not a pacing sleep
+    url=$(sed -n 's/.*event=host.healthy url=\([^ ]*\).*/\1/p' "$dir/log")
+    [ -n "$url" ] && break
+    kill -0 $pid 2>/dev/null || fail "nodeplaned exited: $(cat "$dir/log")"
+    sleep 0.05
+  done
+  case $url in https://*) ;; *) fail "no https health URL: $(cat "$dir/log")" ;; esac
+  [ "$(stat -c %a "$dir/state/ca.key")" = 600 ] || fail "ca.key mode $(stat -c %a "$dir/state/ca.key")"
+  grep -q 'BEGIN CERTIFICATE' "$dir/state/ca.pem" || fail "no CA certificate"
+  # The operational wire has no anonymous route: a stranger fails in the handshake.
+  if curl -sS --max-time 5 --cacert "$dir/state/ca.pem" "$url" >"$dir/curl" 2>&1; then
+    fail "an anonymous client was served: $(cat "$dir/curl")"
+  fi
+  kill -TERM $pid
+  wait $pid || fail "exit code $? after SIGTERM"
+  ;;
 *)
   fail "unknown case $case"
   ;;

@@ -13,7 +13,9 @@
 #include <sstream>
 
 #include "pki/authority.h"
+#include "plane/plane.h"
 #include "wire/http_server.h"
+#include "wire/node_wire.h"
 
 namespace nodeplane::wire {
 namespace {
@@ -121,6 +123,35 @@ TEST_F(TlsListenerTest, AListenerThatDemandsNoCertificateServesStrangers) {
   std::string out;
   ASSERT_EQ(Curl(s->port(), "", &out), 0) << out;
   EXPECT_EQ(out, "cn= tls=1");
+}
+
+// R08: with client certificates required, the certificate decides the node's
+// name; a request whose path disagrees is rejected, not reconciled.
+TEST_F(TlsListenerTest, R08_APathThatDisagreesWithTheCertificateIsRefused) {
+  plane::PlaneOptions po;
+  po.deployment = "acme";
+  plane::Plane plane(po);
+  NodeWire routes("acme", &plane, nullptr, log_);
+  ListenerOptions o;
+  o.name = "wire";
+  o.host = "127.0.0.1";
+  o.tls = TlsOptions{server_cert_, server_key_, ca_->cert_pem(), true};
+  HttpServer s(o, routes, log_);
+  ASSERT_TRUE(s.Start().ok());
+  std::string out;
+  ASSERT_EQ(Curl(s.port(), Cert("n1") + " -X POST -w ' %{http_code}'", &out), 0) << out;  // GET / on the wire: 404
+  EXPECT_NE(out.find(" 404"), std::string::npos) << out;
+  std::string other = "-X POST -w ' %{http_code}' -H 'Nodeplane-Incarnation: i1'";
+  int rc = std::system(("curl -sS --max-time 10 --cacert " + dir_ + "/ca.pem " + Cert("n1") + " " + other +
+                        " https://127.0.0.1:" + std::to_string(s.port()) + "/v1/nodes/n2/poll >" + dir_ +
+                        "/wire.out 2>&1")
+                           .c_str());
+  ASSERT_EQ(WEXITSTATUS(rc), 0);
+  std::ifstream in(dir_ + "/wire.out");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find(R"(authenticated as node \"n1\" and cannot act for \"n2\")"), std::string::npos) << ss.str();
+  EXPECT_NE(ss.str().find(" 403"), std::string::npos) << ss.str();
 }
 
 TEST_F(TlsListenerTest, AnUnusableServerKeyIsReportedAtStart) {

@@ -1,0 +1,64 @@
+#include "nodeplaned/tls_setup.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/address.h"
+#include "pki/authority.h"
+
+namespace nodeplane {
+namespace {
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::Unavailable("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<pki::Authority> LoadOrCreateCA(const config::Config& cfg, int64_t now_ns) {
+  const std::string cert_path = cfg.state_dir + "/ca.pem", key_path = cfg.state_dir + "/ca.key";
+  if (std::filesystem::exists(cert_path)) {
+    auto cert = ReadFile(cert_path);
+    auto key = ReadFile(key_path);
+    if (!cert.ok()) return cert.status();
+    if (!key.ok()) return key.status();
+    return pki::Authority::Load(*cert, *key);
+  }
+  auto ca = pki::Authority::Create(cfg.deployment, now_ns);
+  if (!ca.ok()) return ca.status();
+  if (Status s = pki::WritePrivateFile(key_path, ca->key_pem()); !s.ok()) return s;
+  std::ofstream(cert_path) << ca->cert_pem();
+  return ca;
+}
+
+}  // namespace
+
+Result<wire::TlsOptions> PrepareWireTls(const config::Config& cfg, int64_t now_ns) {
+  auto ca = LoadOrCreateCA(cfg, now_ns);
+  if (!ca.ok()) return ca.status();
+  wire::TlsOptions tls;
+  tls.require_client_cert = true;  // the operational wire has no anonymous route (R06)
+  tls.client_ca_pem = ca->cert_pem();
+  const config::TlsConfig& t = *cfg.wire.tls;
+  if (!t.cert_file.empty()) {
+    auto cert = ReadFile(t.cert_file);
+    auto key = ReadFile(t.key_file);
+    if (!cert.ok()) return cert.status();
+    if (!key.ok()) return key.status();
+    tls.cert_pem = *cert;
+    tls.key_pem = *key;
+    return tls;
+  }
+  std::vector<std::string> names = t.server_names;
+  if (names.empty()) names.push_back(config::ParseListenAddress(cfg.wire.listen)->host);  // validated non-wildcard
+  auto server = ca->IssueServer(names, now_ns);
+  if (!server.ok()) return server.status();
+  tls.cert_pem = server->first;
+  tls.key_pem = server->second.private_pem;
+  return tls;
+}
+
+}  // namespace nodeplane

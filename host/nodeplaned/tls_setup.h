@@ -1,0 +1,14 @@
+// The deployment's TLS material at start: the CA in the state directory
+// (created on first start, its key 0600), and the wire's server certificate,
+// the operator's own or minted from the CA for the configured names.
+#pragma once
+
+#include "common/status.h"
+#include "config/config.h"
+#include "wire/http_server.h"
+
+namespace nodeplane {
+
+Result<wire::TlsOptions> PrepareWireTls(const config::Config& cfg, int64_t now_ns);
+
+}  // namespace nodeplane
