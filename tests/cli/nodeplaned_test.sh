@@ -6,6 +6,23 @@ set -u
 bin=$1 src=$2 plugins=$3 case=$4
 fail() { echo "FAIL: $*"; exit 1; }
 
+# Starts nodeplaned on CONFIG with a fresh state dir; sets dir, pid and url
+# (the health URL it logs once it serves).
+start_host() {
+  dir=$(mktemp -d)
+  trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
+  "$bin" --config "$1" --state-dir "$dir/state" --plugin-dir "$plugins" 2>"$dir/log" &
+  pid=$!
+  url=
+  for _ in $(seq 1 200); do   # bounded wait for the log line, not a pacing sleep
+    url=$(sed -n 's/.*event=host.healthy url=\([^ ]*\).*/\1/p' "$dir/log")
+    [ -n "$url" ] && return
+    kill -0 $pid 2>/dev/null || fail "nodeplaned exited: $(cat "$dir/log")"
+    sleep 0.05
+  done
+  fail "no host.healthy line: $(cat "$dir/log")"
+}
+
 case $case in
 version)
   out=$("$bin" --version) || fail "--version exited $?"
@@ -42,18 +59,7 @@ bad-args)
   "$bin" >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing --config did not exit 2"
   ;;
 serve)
-  dir=$(mktemp -d)
-  trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
-  "$bin" --config "$src/tests/cli/serve.toml" --state-dir "$dir/state" --plugin-dir "$plugins" 2>"$dir/log" &
-  pid=$!
-  url=
-  for _ in $(seq 1 200); do   # bounded wait for the log line, not a pacing sleep
-    url=$(sed -n 's/.*event=host.healthy url=\([^ ]*\).*/\1/p' "$dir/log")
-    [ -n "$url" ] && break
-    kill -0 $pid 2>/dev/null || fail "nodeplaned exited: $(cat "$dir/log")"
-    sleep 0.05
-  done
-  [ -n "$url" ] || fail "no host.healthy line: $(cat "$dir/log")"
+  start_host "$src/tests/cli/serve.toml"
   body=$(curl -fsS "$url") || fail "health request failed"
   [ "$body" = '{"status":"ok","deployment":"clitest"}' ] || fail "health body: $body"
   [ "$(stat -c %a "$dir/state")" = 700 ] || fail "state dir mode $(stat -c %a "$dir/state")"
@@ -65,17 +71,7 @@ serve)
   grep -q 'event=host.stopped' "$dir/log" || fail "no host.stopped line: $(cat "$dir/log")"
   ;;
 serve-tls)
-  dir=$(mktemp -d)
-  trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
-  "$bin" --config "$src/tests/cli/serve_tls.toml" --state-dir "$dir/state" --plugin-dir "$plugins" 2>"$dir/log" &
-  pid=$!
-  url=
-  for _ in $(seq 1 200); do   # bounded wait for the log line, not a pacing sleep
-    url=$(sed -n 's/.*event=host.healthy url=\([^ ]*\).*/\1/p' "$dir/log")
-    [ -n "$url" ] && break
-    kill -0 $pid 2>/dev/null || fail "nodeplaned exited: $(cat "$dir/log")"
-    sleep 0.05
-  done
+  start_host "$src/tests/cli/serve_tls.toml"
   case $url in https://*) ;; *) fail "no https health URL: $(cat "$dir/log")" ;; esac
   [ "$(stat -c %a "$dir/state/ca.key")" = 600 ] || fail "ca.key mode $(stat -c %a "$dir/state/ca.key")"
   grep -q 'BEGIN CERTIFICATE' "$dir/state/ca.pem" || fail "no CA certificate"
