@@ -26,6 +26,7 @@
 #include "nodeplaned/reaper.h"
 #include "nodeplaned/tls_setup.h"
 #include "version.h"
+#include "wire/bootstrap_wire.h"
 #include "wire/http_server.h"
 #include "wire/node_wire.h"
 
@@ -162,13 +163,7 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   std::jthread barrier([&plane](std::stop_token stop) { plane.BarrierLoop(stop); });
   nodeplane::Reaper reaper(**ledger, plane.runner(), log, cfg.leases.reap_interval);
 
-  if (cfg.bootstrap) {
-    log.Error("bootstrap.unavailable", {{"error", "[bootstrap] is configured, and this build does not serve "
-                                                  "enrollment yet; issue node certificates offline and remove "
-                                                  "[bootstrap]"}});
-    return 1;
-  }
-  std::optional<nodeplane::wire::TlsOptions> tls;
+  std::optional<nodeplane::WireTls> tls;
   if (cfg.wire.tls) {
     auto prepared = nodeplane::PrepareWireTls(cfg, host.c()->wall_clock_ns(host.c()->ctx));
     if (!prepared.ok()) {
@@ -185,11 +180,36 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   opts.port = listen->port;
   opts.max_connections = cfg.wire.max_connections;
   opts.header_timeout = cfg.wire.header_timeout;
-  opts.tls = std::move(tls);
+  if (tls) opts.tls = tls->tls;
   nodeplane::wire::HttpServer wire(opts, routes, log);
   if (Status s = wire.Start(); !s.ok()) {
     log.Error("wire.listen_failed", {{"error", s.message()}});
     return 1;
+  }
+  // Machines without a certificate enroll on a listener of their own, with
+  // its own connection budget (R04); validation guarantees TLS is configured.
+  std::unique_ptr<nodeplane::wire::BootstrapWire> bootstrap_routes;
+  std::unique_ptr<nodeplane::wire::HttpServer> bootstrap;
+  if (cfg.bootstrap) {
+    auto at = nodeplane::config::ParseListenAddress(cfg.bootstrap->listen);
+    bootstrap_routes = std::make_unique<nodeplane::wire::BootstrapWire>(tls->authority, **ledger, log,
+                                                                        cfg.bootstrap->max_enrollments_in_flight);
+    nodeplane::wire::ListenerOptions b;
+    b.name = "bootstrap";
+    b.host = at->host;
+    b.port = at->port;
+    b.max_connections = cfg.bootstrap->max_connections;
+    b.header_timeout = cfg.wire.header_timeout;
+    b.body_limit = nodeplane::wire::BootstrapWire::kEnrollBodyLimit;
+    b.tls = tls->tls;
+    b.tls->require_client_cert = false;  // strangers are who this listener is for
+    bootstrap = std::make_unique<nodeplane::wire::HttpServer>(b, *bootstrap_routes, log);
+    if (Status s = bootstrap->Start(); !s.ok()) {
+      log.Error("bootstrap.listen_failed", {{"error", s.message()}});
+      return 1;
+    }
+    log.Info("bootstrap.listening", {{"address", at->host + ":" + std::to_string(bootstrap->port())},
+                                     {"ca_fingerprint", tls->authority.fingerprint()}});
   }
   log.Info("host.started", {{"deployment", cfg.deployment},
                             {"version", NODEPLANE_VERSION},
@@ -202,6 +222,7 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log.Info("host.stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  if (bootstrap) bootstrap->Stop();
   wire.Stop();
   log.Info("host.stopped");
   return 0;

@@ -36,7 +36,7 @@ Result<pki::Authority> LoadOrCreateCA(const config::Config& cfg, int64_t now_ns)
 
 }  // namespace
 
-Result<wire::TlsOptions> PrepareWireTls(const config::Config& cfg, int64_t now_ns) {
+Result<WireTls> PrepareWireTls(const config::Config& cfg, int64_t now_ns) {
   auto ca = LoadOrCreateCA(cfg, now_ns);
   if (!ca.ok()) return ca.status();
   wire::TlsOptions tls;
@@ -50,7 +50,7 @@ Result<wire::TlsOptions> PrepareWireTls(const config::Config& cfg, int64_t now_n
     if (!key.ok()) return key.status();
     tls.cert_pem = *cert;
     tls.key_pem = *key;
-    return tls;
+    return WireTls{*ca, tls};
   }
   std::vector<std::string> names = t.server_names;
   if (names.empty()) names.push_back(config::ParseListenAddress(cfg.wire.listen)->host);  // validated non-wildcard
@@ -58,7 +58,7 @@ Result<wire::TlsOptions> PrepareWireTls(const config::Config& cfg, int64_t now_n
   if (!server.ok()) return server.status();
   tls.cert_pem = server->first;
   tls.key_pem = server->second.private_pem;
-  return tls;
+  return WireTls{*ca, tls};
 }
 
 }  // namespace nodeplane

@@ -3,12 +3,20 @@
 // the operator's own or minted from the CA for the configured names.
 #pragma once
 
+#include <optional>
+
 #include "common/status.h"
 #include "config/config.h"
+#include "pki/authority.h"
 #include "wire/http_server.h"
 
 namespace nodeplane {
 
-Result<wire::TlsOptions> PrepareWireTls(const config::Config& cfg, int64_t now_ns);
+struct WireTls {
+  pki::Authority authority;
+  wire::TlsOptions tls;
+};
+
+Result<WireTls> PrepareWireTls(const config::Config& cfg, int64_t now_ns);
 
 }  // namespace nodeplane

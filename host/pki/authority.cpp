@@ -182,6 +182,31 @@ std::string FingerprintOfDER(const std::string& der) {
   return out;
 }
 
+Result<std::string> FingerprintOfCSR(const std::string& csr_pem) {
+  if (csr_pem.find("-----BEGIN CERTIFICATE REQUEST-----") == std::string::npos) {
+    return Status::Invalid("csr_pem is not a PEM certificate request");
+  }
+  Bio b = MemBio(csr_pem);
+  Req req(PEM_read_bio_X509_REQ(b.get(), nullptr, nullptr, nullptr));
+  if (!req) return Status::Invalid("csr_pem is not a readable certificate request");
+  PKey pub(X509_REQ_get_pubkey(req.get()));
+  if (!pub) return Status::Invalid("the certificate request carries no public key");
+  unsigned char* der = nullptr;
+  int n = i2d_PUBKEY(pub.get(), &der);
+  if (n <= 0) return Status::Invalid("the certificate request's key cannot be encoded");
+  std::string fp = FingerprintOfDER(std::string(reinterpret_cast<char*>(der), static_cast<size_t>(n)));
+  OPENSSL_free(der);
+  return fp;
+}
+
+std::string JoinTokenHash(const std::string& token) {
+  std::string t = token;
+  t.erase(0, t.find_first_not_of(" \t\r\n"));
+  t.erase(t.find_last_not_of(" \t\r\n") + 1);
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return FingerprintOfDER(t).substr(7);  // the hex digest alone
+}
+
 Result<CertInfo> InspectCert(const std::string& cert_pem) {
   Cert x = ReadCert(cert_pem);
   if (!x) return Status::Invalid("not a PEM certificate");

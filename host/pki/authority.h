@@ -53,6 +53,11 @@ struct CertInfo {
 };
 Result<CertInfo> InspectCert(const std::string& cert_pem);
 std::string FingerprintOfDER(const std::string& der);
+// The fingerprint an operator compares before approving an enrollment: of
+// the CSR's public key (so the node can print it from its own key).
+Result<std::string> FingerprintOfCSR(const std::string& csr_pem);
+// How a join token is stored: hex SHA-256 of the lower-cased, trimmed secret.
+std::string JoinTokenHash(const std::string& token);
 
 class Authority {
  public:

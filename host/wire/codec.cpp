@@ -241,6 +241,31 @@ Status DecodeEmpty(std::string_view body, const char* type) {
   return r.Finish();
 }
 
+Result<EnrollBody> DecodeEnroll(std::string_view body) {
+  Reader r(body, "enroll");
+  EnrollBody b;
+  b.node = r.String("node");
+  b.csr_pem = r.String("csr_pem");
+  b.join_token = r.String("join_token");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  return b;
+}
+
+std::string EncodeCA(const std::string& ca_pem, const std::string& fingerprint, const std::string& deployment) {
+  return Serialize(json::object{{"ca_pem", ca_pem}, {"fingerprint", fingerprint}, {"deployment", deployment}});
+}
+
+std::string EncodeEnrollReply(ports::EnrollmentState state, const std::string& fingerprint,
+                              const std::string& cert_pem, const std::string& ca_pem) {
+  const char* name = state == ports::EnrollmentState::kApproved ? "approved"
+                     : state == ports::EnrollmentState::kDenied ? "denied"
+                                                                : "pending";
+  json::object o{{"state", name}, {"fingerprint", fingerprint}};
+  if (!cert_pem.empty()) o["cert_pem"] = cert_pem;
+  if (!ca_pem.empty()) o["ca_pem"] = ca_pem;
+  return Serialize(o);
+}
+
 std::string Encode(const plane::RegisterResponse& r) {
   json::object o;
   o["version"] = r.version;

@@ -31,6 +31,10 @@ struct ReconcileBody {
   std::vector<std::string> instances;
 };
 
+struct EnrollBody {
+  std::string node, csr_pem, join_token;  // join_token: SECRET
+};
+
 // Each returns Invalid with a message a person can act on.
 Result<plane::RegisterRequest> DecodeRegister(std::string_view body);
 Result<plane::CommandResult> DecodeResult(std::string_view body);
@@ -40,6 +44,7 @@ Result<AdvanceBody> DecodeRelease(std::string_view body);                // rele
 Result<FailureBody> DecodeFailure(std::string_view body);
 Result<ReconcileBody> DecodeReconcile(std::string_view body);
 Status DecodeEmpty(std::string_view body, const char* type);             // withdraw: {}
+Result<EnrollBody> DecodeEnroll(std::string_view body);
 
 std::string Encode(const plane::RegisterResponse& r);
 std::string Encode(const plane::Command& c);
@@ -47,6 +52,9 @@ std::string EncodeLease(const ports::Lease& l);  // {"lease": {...}}
 std::string EncodeLaunched(const std::vector<std::string>& launched, const std::vector<std::string>& quarantined);
 std::string EncodeFreed(int64_t freed);
 std::string EncodeError(std::string_view code, std::string_view message);
+std::string EncodeCA(const std::string& ca_pem, const std::string& fingerprint, const std::string& deployment);
+std::string EncodeEnrollReply(ports::EnrollmentState state, const std::string& fingerprint,
+                              const std::string& cert_pem, const std::string& ca_pem);
 
 // Phase names on the wire; quarantine is never accepted from a node.
 Result<ports::Phase> ParseWirePhase(std::string_view name);

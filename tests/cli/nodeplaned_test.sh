@@ -79,6 +79,11 @@ serve-tls)
   if curl -sS --max-time 5 --cacert "$dir/state/ca.pem" "$url" >"$dir/curl" 2>&1; then
     fail "an anonymous client was served: $(cat "$dir/curl")"
   fi
+  # The bootstrap listener serves strangers: the authority, over TLS.
+  boot=$(sed -n 's/.*event=bootstrap.listening address=\([^ ]*\).*/\1/p' "$dir/log")
+  [ -n "$boot" ] || fail "no bootstrap.listening line: $(cat "$dir/log")"
+  ca=$(curl -fsS --max-time 5 --cacert "$dir/state/ca.pem" "https://$boot/v1/ca") || fail "GET /v1/ca failed"
+  grep -q '"deployment":"clitest"' <<<"$ca" || fail "unexpected CA answer: $ca"
   kill -TERM $pid
   wait $pid || fail "exit code $? after SIGTERM"
   ;;

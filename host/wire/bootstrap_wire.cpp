@@ -1,0 +1,64 @@
+#include "wire/bootstrap_wire.h"
+
+#include "config/config_loader.h"
+#include "nodeplane/np_plugin.h"  // the ledger ports report NP_* codes as Status::detail()
+#include "wire/codec.h"
+
+namespace nodeplane::wire {
+
+BootstrapWire::BootstrapWire(const pki::Authority& authority, ports::Enrollments& enrollments, Logger& log,
+                             uint32_t max_enrollments_in_flight)
+    : authority_(authority), enrollments_(enrollments), log_(log), max_in_flight_(max_enrollments_in_flight) {}
+
+void BootstrapWire::Handle(HttpRequest req, Responder respond) {
+  auto json = [&respond](int status, std::string body) {
+    respond(HttpResponse{status, "application/json", std::move(body)});
+  };
+  std::string_view path = req.target;
+  path = path.substr(0, path.find('?'));
+  if (path == "/v1/ca" && req.method == "GET") {
+    return json(200, EncodeCA(authority_.cert_pem(), authority_.fingerprint(), authority_.deployment()));
+  }
+  if (path != "/v1/enroll" || req.method != "POST") {
+    return json(404, EncodeError("not_found", "this listener serves GET /v1/ca and POST /v1/enroll only"));
+  }
+  // The slot is taken before parsing: a flood of enrollments waits, the fleet does not.
+  if (in_flight_.fetch_add(1) >= max_in_flight_) {
+    in_flight_--;
+    return json(503, EncodeError("unavailable", "this control plane is already handling as many enrollments as "
+                                                "it will at once; ask again in a moment"));
+  }
+  workers_.Post([this, body = std::move(req.body), respond = std::move(respond)] {
+    auto reply = [&](int status, std::string text) {
+      in_flight_--;
+      respond(HttpResponse{status, "application/json", std::move(text)});
+    };
+    auto enroll = DecodeEnroll(body);
+    if (!enroll.ok()) return reply(400, EncodeError("refused", enroll.status().message()));
+    if (!config::IsValidName(enroll->node)) {
+      return reply(400, EncodeError("refused", "invalid node name; expected 1 to 64 of [a-zA-Z0-9._-]"));
+    }
+    auto fingerprint = pki::FingerprintOfCSR(enroll->csr_pem);
+    if (!fingerprint.ok()) return reply(400, EncodeError("refused", fingerprint.status().message()));
+    // Only the token's hash reaches the ledger; the secret is never stored or logged.
+    auto e = enrollments_.RequestEnrollmentWithToken(enroll->node, *fingerprint, enroll->csr_pem,
+                                                     pki::JoinTokenHash(enroll->join_token));
+    if (!e.ok()) {
+      if (e.status().detail() == NP_BAD_JOIN_TOKEN) {
+        return reply(401, EncodeError("unauthenticated", "enrolling requires a valid join token"));
+      }
+      if (e.status().detail() == NP_ENROLLMENT_CONFLICT) {
+        return reply(409, EncodeError("refused", "the name " + enroll->node + " is claimed by another key"));
+      }
+      return reply(503, EncodeError("unavailable", e.status().message()));
+    }
+    if (e->state == ports::EnrollmentState::kPending) {
+      log_.Info("enroll.pending", {{"node", enroll->node}, {"fingerprint", *fingerprint}});
+    }
+    const bool approved = e->state == ports::EnrollmentState::kApproved;
+    reply(200, EncodeEnrollReply(e->state, e->fingerprint, approved ? e->cert_pem : "",
+                                 approved ? authority_.cert_pem() : ""));
+  });
+}
+
+}  // namespace nodeplane::wire
