@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <future>
+#include <mutex>
 
 #include "loader/host_services.h"
 #include "loader/ledger_adapter.h"
@@ -19,6 +20,48 @@ namespace nodeplane::wire {
 namespace {
 
 constexpr int64_t kGiB = 1LL << 30;
+
+// Forwards to the ledger and remembers which barrier runs were discarded.
+class RecordingBarrier : public ports::BarrierStore {
+ public:
+  explicit RecordingBarrier(ports::BarrierStore& inner) : inner_(inner) {}
+  std::vector<std::string> Invalidated() {
+    std::lock_guard l(mu_);
+    return invalidated_;
+  }
+  Result<std::optional<ports::ComputeBarrier>> ComputeBarrierInForce() override {
+    return inner_.ComputeBarrierInForce();
+  }
+  Status DropComputeBarrier(const std::string& id) override { return inner_.DropComputeBarrier(id); }
+  Result<std::pair<int64_t, bool>> AdmissionGeneration() override { return inner_.AdmissionGeneration(); }
+  Result<ports::Quiescence> GetQuiescence() override { return inner_.GetQuiescence(); }
+  Result<std::optional<ports::NodeFence>> NodeFenceOf(const std::string& n) override { return inner_.NodeFenceOf(n); }
+  Status RecordBarrierObservation(const ports::BarrierObservation& o) override {
+    return inner_.RecordBarrierObservation(o);
+  }
+  Status InvalidateBarrierRun(const std::string& node) override {
+    {
+      std::lock_guard l(mu_);
+      invalidated_.push_back(node);
+    }
+    return inner_.InvalidateBarrierRun(node);
+  }
+  Status InvalidateEveryBarrierRun() override {
+    {
+      std::lock_guard l(mu_);
+      invalidated_.push_back("*");
+    }
+    return inner_.InvalidateEveryBarrierRun();
+  }
+  Result<int64_t> ResolveQuarantineFor(const std::string& n, const std::vector<std::string>& r, int64_t e) override {
+    return inner_.ResolveQuarantineFor(n, r, e);
+  }
+
+ private:
+  ports::BarrierStore& inner_;
+  std::mutex mu_;
+  std::vector<std::string> invalidated_;
+};
 
 struct Reply {
   int status = 0;
@@ -47,7 +90,8 @@ class NodeWireTest : public ::testing::Test {
                                   {"process"}});
     o.registrar = ledger_.get();
     o.leases = ledger_.get();
-    o.barrier = ledger_.get();
+    barrier_ = std::make_unique<RecordingBarrier>(*ledger_);
+    o.barrier = barrier_.get();
     o.log = &log_;
     plane_ = std::make_unique<plane::Plane>(o);
     routes_ = std::make_unique<NodeWire>("dep", plane_.get(), ledger_.get(), log_);
@@ -97,6 +141,7 @@ class NodeWireTest : public ::testing::Test {
   Logger log_{LogLevel::kError};
   std::unique_ptr<loader::HostServices> host_;
   std::unique_ptr<loader::LedgerAdapter> ledger_;
+  std::unique_ptr<RecordingBarrier> barrier_;
   std::unique_ptr<plane::Plane> plane_;
   std::unique_ptr<NodeWire> routes_;
   std::unique_ptr<HttpServer> server_;
@@ -159,6 +204,45 @@ TEST_F(NodeWireTest, ARefusalIsA403ThatSaysWhoToUpgrade) {
   Reply old = Send("POST", "/v1/register", R"({"version":9,"min_version":5,"node":"n1","provider":"process","deployment":"dep","incarnation":"i1","vcpu":4,"memory":1})");
   EXPECT_EQ(old.status, 403);
   EXPECT_NE(old.body.find("UPGRADE THIS CONTROL PLANE FIRST"), std::string::npos) << old.body;
+}
+
+// R18, R16, R17: the wire's own registration path discards the node's barrier
+// proof first, even for a registration it then refuses.
+TEST_F(NodeWireTest, R18_TheHTTPRegistrationPathDiscardsTheProofFirstEvenWhenRefused) {
+  Reply refused = Send("POST", "/v1/register", R"({"version":1,"node":"n1","provider":"process","deployment":"other","incarnation":"i1","vcpu":4,"memory":1})");
+  ASSERT_EQ(refused.status, 403);
+  EXPECT_EQ(barrier_->Invalidated(), std::vector<std::string>{"n1"});
+}
+
+// R15: on the loopback wire, a registration body that cannot be decoded names
+// nobody, so every host's proof is discarded.
+TEST_F(NodeWireTest, R15_AnUndecodableRegistrationDiscardsEveryProof) {
+  ASSERT_EQ(Send("POST", "/v1/register", R"({"version":1,"node":"n1","from_the_future":true})").status, 400);
+  EXPECT_EQ(barrier_->Invalidated(), std::vector<std::string>{"*"});
+}
+
+// R04: saturating the bootstrap listener's budget does not touch the node
+// wire's: a node's poll is still answered.
+TEST_F(NodeWireTest, R04_ASaturatedBootstrapListenerDoesNotDelayTheWire) {
+  class Hold : public HttpHandler {
+    void Handle(HttpRequest, Responder) override {}  // never answers
+  } hold;
+  ListenerOptions b;
+  b.name = "bootstrap";
+  b.host = "127.0.0.1";
+  b.max_connections = 2;
+  HttpServer bootstrap(b, hold, log_);
+  ASSERT_TRUE(bootstrap.Start().ok());
+  testing::RawConnection s1(bootstrap.port()), s2(bootstrap.port());
+  while (bootstrap.open_connections() != 2) std::this_thread::yield();
+  testing::RawConnection s3(bootstrap.port());
+  bool closed = false;
+  s3.ReadUntilClose(&closed);
+  ASSERT_TRUE(closed);  // the bootstrap budget is spent
+
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  plane_->SetPollWindowForTest(1'000'000);  // 1 ms
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/poll").status, 204);
 }
 
 TEST_F(NodeWireTest, GuardsAnswerWithTheRightCodes) {
