@@ -5,6 +5,9 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
 #include <filesystem>
 
 #include "loader/host_services.h"
@@ -137,6 +140,64 @@ TEST_F(BootstrapWireTest, ANameClaimedByAnotherKeyIsRefused) {
   auto [status, body] = Send("POST", "/v1/enroll", Enroll("n1", token));
   EXPECT_EQ(status, 409);
   EXPECT_NE(body.find("claimed by another key"), std::string::npos);
+}
+
+// An enrollment store that holds every request until released.
+class HeldEnrollments : public ports::Enrollments {
+ public:
+  Result<ports::Enrollment> RequestEnrollmentWithToken(const std::string& name, const std::string& fp,
+                                                       const std::string&, const std::string&) override {
+    std::unique_lock l(mu_);
+    ++waiting_;
+    cv_.notify_all();
+    cv_.wait(l, [&] { return released_; });
+    return ports::Enrollment{name, fp, "", "", ports::EnrollmentState::kPending, 0, 0, "enrolled"};
+  }
+  Result<std::optional<ports::Enrollment>> LookupEnrollment(const std::string&) override {
+    return std::optional<ports::Enrollment>();
+  }
+  void WaitForWaiting(int n) {
+    std::unique_lock l(mu_);
+    cv_.wait(l, [&] { return waiting_ >= n; });
+  }
+  void Release() {
+    std::lock_guard l(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int waiting_ = 0;
+  bool released_ = false;
+};
+
+// The number of enrollments in flight is bounded: past it, a machine is told
+// to ask again, and the slot is taken before its body is parsed.
+TEST_F(BootstrapWireTest, EnrollmentsInFlightAreBounded) {
+  HeldEnrollments held;
+  BootstrapWire bounded(*ca_, held, log_, 1);
+  ListenerOptions o;
+  o.name = "bootstrap";
+  o.host = "127.0.0.1";
+  HttpServer server(o, bounded, log_);
+  ASSERT_TRUE(server.Start().ok());
+  const std::string body = Enroll("n1", "token");
+  auto send = [&] {
+    testing::RawConnection c(server.port());
+    EXPECT_TRUE(c.Send("POST /v1/enroll HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+                       std::to_string(body.size()) + "\r\n\r\n" + body));
+    return c.ReadResponse();
+  };
+  auto first = std::async(std::launch::async, send);
+  held.WaitForWaiting(1);  // the one slot is taken
+  std::string second = send();
+  EXPECT_NE(second.find("HTTP/1.1 503"), std::string::npos) << second;
+  EXPECT_NE(second.find("as many enrollments as it will at once"), std::string::npos);
+  held.Release();
+  EXPECT_NE(first.get().find("HTTP/1.1 200"), std::string::npos);
+  EXPECT_NE(send().find("HTTP/1.1 200"), std::string::npos);  // the slot came back
 }
 
 }  // namespace
