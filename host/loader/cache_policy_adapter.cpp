@@ -50,7 +50,7 @@ Result<std::string> CachePolicyAdapter::Describe() {
   return pool_.Run([&]() -> Result<std::string> {
     PluginError err;
     std::string line;
-    np_string_sink sink{&line, [](void* ctx, const char* v) -> int32_t {
+    np_string_sink sink{sizeof(np_string_sink), &line, [](void* ctx, const char* v) -> int32_t {
                           *static_cast<std::string*>(ctx) = v != nullptr ? v : "";
                           return 0;
                         }};

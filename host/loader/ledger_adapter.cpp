@@ -79,15 +79,15 @@ int32_t AppendString(void* ctx, const char* v) {
 }
 
 np_lease_sink LeaseSink(std::vector<ports::Lease>* out) {
-  return {out, &Append<np_lease_v1, ports::Lease, &ToLease>};
+  return {sizeof(np_lease_sink), out, &Append<np_lease_v1, ports::Lease, &ToLease>};
 }
 np_enrollment_sink EnrollmentSink(std::vector<ports::Enrollment>* out) {
-  return {out, &Append<np_enrollment_v1, ports::Enrollment, &ToEnrollment>};
+  return {sizeof(np_enrollment_sink), out, &Append<np_enrollment_v1, ports::Enrollment, &ToEnrollment>};
 }
 np_barrier_sink BarrierSink(std::vector<ports::ComputeBarrier>* out) {
-  return {out, &Append<np_compute_barrier_v1, ports::ComputeBarrier, &ToBarrier>};
+  return {sizeof(np_barrier_sink), out, &Append<np_compute_barrier_v1, ports::ComputeBarrier, &ToBarrier>};
 }
-np_string_sink StringSink(std::vector<std::string>* out) { return {out, &AppendString}; }
+np_string_sink StringSink(std::vector<std::string>* out) { return {sizeof(np_string_sink), out, &AppendString}; }
 
 #define NP_SLOT(name) RequiredSlot{offsetof(np_ledger_v1, name), #name}
 
@@ -451,7 +451,7 @@ Result<std::vector<ports::Lease>> LedgerAdapter::ListLeases(const std::string& n
 
 Result<std::vector<ports::Node>> LedgerAdapter::ListNodes() {
   std::vector<ports::Node> out;
-  np_node_sink sink{&out, [](void* ctx, const np_node_v1* p) -> int32_t {
+  np_node_sink sink{sizeof(np_node_sink), &out, [](void* ctx, const np_node_v1* p) -> int32_t {
                       np_node_v1 n = CopyIn(p);
                       static_cast<std::vector<ports::Node>*>(ctx)->push_back(
                           ports::Node{S(n.name), S(n.provider), S(n.site), S(n.incarnation), n.epoch, n.total_vcpu,
@@ -466,7 +466,7 @@ Result<std::vector<ports::Node>> LedgerAdapter::ListNodes() {
 
 Result<std::optional<ports::Job>> LedgerAdapter::JobForLease(const std::string& lease) {
   std::vector<ports::Job> out;
-  np_job_sink sink{&out, [](void* ctx, const np_job_v1* p) -> int32_t {
+  np_job_sink sink{sizeof(np_job_sink), &out, [](void* ctx, const np_job_v1* p) -> int32_t {
                      np_job_v1 j = CopyIn(p);
                      ports::Job job{S(j.lease_id), S(j.tier), S(j.node), j.run_id, j.request_id, std::nullopt,
                                     j.queued_at_ns, j.assigned_at_ns, j.started_at_ns, j.finished_at_ns,
@@ -517,7 +517,7 @@ Status LedgerAdapter::CreateJoinToken(const std::string& token_sha256, int64_t u
 
 Result<std::vector<ports::JoinToken>> LedgerAdapter::ListJoinTokens() {
   std::vector<ports::JoinToken> out;
-  np_join_token_sink sink{&out, [](void* ctx, const np_join_token_v1* p) -> int32_t {
+  np_join_token_sink sink{sizeof(np_join_token_sink), &out, [](void* ctx, const np_join_token_v1* p) -> int32_t {
                             np_join_token_v1 t = CopyIn(p);
                             static_cast<std::vector<ports::JoinToken>*>(ctx)->push_back(ports::JoinToken{
                                 S(t.token_sha256), S(t.note), t.uses_remaining, t.created_at_ns, t.expires_at_ns});
@@ -565,7 +565,7 @@ Result<std::vector<std::string>> LedgerAdapter::RevokeNode(const std::string& no
 
 Result<std::vector<ports::IssuedCert>> LedgerAdapter::ListCerts(const std::string& node) {
   std::vector<ports::IssuedCert> out;
-  np_cert_sink sink{&out, [](void* ctx, const np_issued_cert_v1* p) -> int32_t {
+  np_cert_sink sink{sizeof(np_cert_sink), &out, [](void* ctx, const np_issued_cert_v1* p) -> int32_t {
                       np_issued_cert_v1 c = CopyIn(p);
                       static_cast<std::vector<ports::IssuedCert>*>(ctx)->push_back(ports::IssuedCert{
                           S(c.serial), S(c.node), S(c.source), c.not_after_ns, c.issued_at_ns, c.revoked != 0});

@@ -8,7 +8,7 @@
 
 namespace nodeplane::ledger {
 
-using CreateFn = np_code (*)(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+using CreateFn = np_code (*)(const np_host_v1* host, const char* config_json, uint64_t config_len, uint32_t flags,
                              void** instance, np_error* err);
 
 np_ledger_v1 MakeLedgerVtable(CreateFn create);

@@ -45,7 +45,7 @@ void VerifyPragmas(const std::string& path) {
   if (sync != 2) Fail(NP_UNAVAILABLE, std::string(kName) + ": " + path + " refused synchronous=FULL");
 }
 
-np_code Create(const np_host_v1* host, const char* json, size_t len, uint32_t flags, void** instance,
+np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t flags, void** instance,
                np_error* err) {
   try {
     PluginConfig cfg(json, len, kName);

@@ -25,6 +25,7 @@ int main(void) {
   OFF(np_host_v1, monotonic_ns);
   OFF(np_host_v1, state_dir);
   SIZE(np_string_sink);
+  OFF(np_string_sink, struct_size);
   OFF(np_string_sink, ctx);
   OFF(np_string_sink, put);
   SIZE(np_interface_desc);
@@ -111,6 +112,7 @@ int main(void) {
   OFF(np_lease_v1, deregistered);
   OFF(np_lease_v1, macos_slot);
   SIZE(np_lease_sink);
+  OFF(np_lease_sink, struct_size);
   OFF(np_lease_sink, ctx);
   OFF(np_lease_sink, put);
   SIZE(np_node_registration_v1);
@@ -139,6 +141,7 @@ int main(void) {
   OFF(np_node_v1, drained);
   OFF(np_node_v1, withdrawn);
   SIZE(np_node_sink);
+  OFF(np_node_sink, struct_size);
   OFF(np_node_sink, ctx);
   OFF(np_node_sink, put);
   SIZE(np_node_fence_v1);
@@ -154,6 +157,7 @@ int main(void) {
   OFF(np_compute_barrier_v1, requested_at_ns);
   OFF(np_compute_barrier_v1, requested_by);
   SIZE(np_barrier_sink);
+  OFF(np_barrier_sink, struct_size);
   OFF(np_barrier_sink, ctx);
   OFF(np_barrier_sink, put);
   SIZE(np_barrier_observation_v1);
@@ -174,6 +178,7 @@ int main(void) {
   OFF(np_enrollment_v1, decided_at_ns);
   OFF(np_enrollment_v1, source);
   SIZE(np_enrollment_sink);
+  OFF(np_enrollment_sink, struct_size);
   OFF(np_enrollment_sink, ctx);
   OFF(np_enrollment_sink, put);
   SIZE(np_join_token_v1);
@@ -184,6 +189,7 @@ int main(void) {
   OFF(np_join_token_v1, created_at_ns);
   OFF(np_join_token_v1, expires_at_ns);
   SIZE(np_join_token_sink);
+  OFF(np_join_token_sink, struct_size);
   OFF(np_join_token_sink, ctx);
   OFF(np_join_token_sink, put);
   SIZE(np_issued_cert_v1);
@@ -195,6 +201,7 @@ int main(void) {
   OFF(np_issued_cert_v1, issued_at_ns);
   OFF(np_issued_cert_v1, revoked);
   SIZE(np_cert_sink);
+  OFF(np_cert_sink, struct_size);
   OFF(np_cert_sink, ctx);
   OFF(np_cert_sink, put);
   SIZE(np_cache_observation_v1);
@@ -219,6 +226,7 @@ int main(void) {
   OFF(np_job_v1, cache_generation);
   OFF(np_job_v1, actions_cache);
   SIZE(np_job_sink);
+  OFF(np_job_sink, struct_size);
   OFF(np_job_sink, ctx);
   OFF(np_job_sink, put);
   SIZE(np_ledger_v1);
@@ -283,6 +291,7 @@ int main(void) {
   OFF(np_jit_set_v1, labels);
   OFF(np_jit_set_v1, n_labels);
   SIZE(np_jit_set_sink);
+  OFF(np_jit_set_sink, struct_size);
   OFF(np_jit_set_sink, ctx);
   OFF(np_jit_set_sink, put);
   SIZE(np_jit_request_v1);
@@ -298,6 +307,7 @@ int main(void) {
   OFF(np_jit_registration_v1, runner_name);
   OFF(np_jit_registration_v1, encoded_jit_config);
   SIZE(np_jit_registration_sink);
+  OFF(np_jit_registration_sink, struct_size);
   OFF(np_jit_registration_sink, ctx);
   OFF(np_jit_registration_sink, put);
   SIZE(np_runner_state_v1);

@@ -15,6 +15,15 @@ for h in "$inc"/nodeplane/*.h; do
   [ -z "$bad" ] || fail "$(basename "$h") includes more than the C99 fixed-width headers: $bad"
 done
 
+# Every struct begins with struct_size, so it can grow at its end.
+for t in $(awk '$2 == "size" {print $1}' "$src/tests/abi/layout_golden.txt"); do
+  grep -qx "$t.struct_size 0" "$src/tests/abi/layout_golden.txt" || fail "$t does not begin with struct_size"
+done
+# Only fixed-width types: no int/long/short/size_t/bool/enum in the headers.
+bad=$(for h in "$inc"/nodeplane/*.h; do gcc -fpreprocessed -dD -E -P "$h" 2>/dev/null; done \
+      | grep -nE '\b(int|unsigned|signed|short|long|size_t|bool|_Bool|enum)\b')
+[ -z "$bad" ] || fail "non-fixed-width types in the ABI headers: $bad"
+
 for cc in gcc clang; do
   command -v $cc >/dev/null || fail "$cc is not installed"
   $cc -std=c99 -pedantic -Werror -Wall -Wextra -I"$inc" "$src/tests/abi/layout.c" -o "$work/layout-$cc" \

@@ -97,7 +97,7 @@ int RunAbiInline(const std::string& plugin, const std::string& dir, int iteratio
     return Fail(msg);
   }
   std::string id;
-  np_lease_sink sink{&id, [](void* ctx, const np_lease_v1* l) -> int32_t {
+  np_lease_sink sink{sizeof(np_lease_sink), &id, [](void* ctx, const np_lease_v1* l) -> int32_t {
                        *static_cast<std::string*>(ctx) = l->id;
                        return 0;
                      }};

@@ -27,8 +27,8 @@ typedef struct instance {
 } instance;
 
 /* Whether `needle` occurs in the first len bytes of json (not NUL-terminated). */
-static int contains(const char* json, size_t len, const char* needle) {
-  size_t n = strlen(needle), i;
+static int contains(const char* json, uint64_t len, const char* needle) {
+  uint64_t n = strlen(needle), i;
   for (i = 0; i + n <= len; ++i) {
     if (memcmp(json + i, needle, n) == 0) return 1;
   }
@@ -36,7 +36,7 @@ static int contains(const char* json, size_t len, const char* needle) {
 }
 
 /* Copies the string value that follows `"key"` and a colon, if present. */
-static int find_string(const char* json, size_t len, const char* key, char* out, size_t cap) {
+static int find_string(const char* json, uint64_t len, const char* key, char* out, size_t cap) {
   char pattern[64];
   size_t klen = strlen(key);
   const char* end = json + len;
@@ -61,7 +61,7 @@ static int find_string(const char* json, size_t len, const char* key, char* out,
   return 0;
 }
 
-static np_code create(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+static np_code create(const np_host_v1* host, const char* config_json, uint64_t config_len, uint32_t flags,
                       void** out, np_error* err) {
   instance* self;
   const char* keys[1] = {"validate_only"};

@@ -37,6 +37,7 @@ typedef struct np_jit_set_v1 {
 } np_jit_set_v1;
 
 typedef struct np_jit_set_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const np_jit_set_v1* set);
 } np_jit_set_sink;
@@ -58,6 +59,7 @@ typedef struct np_jit_registration_v1 {
 } np_jit_registration_v1;
 
 typedef struct np_jit_registration_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const np_jit_registration_v1* registration);
 } np_jit_registration_sink;
@@ -71,7 +73,7 @@ typedef struct np_runner_state_v1 {
 
 typedef struct np_jit_v1 {
   uint32_t struct_size;
-  np_code (*create)(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+  np_code (*create)(const np_host_v1* host, const char* config_json, uint64_t config_len, uint32_t flags,
                     void** instance, np_error* err);
   void (*destroy)(void* instance);
 

@@ -131,6 +131,7 @@ typedef struct np_lease_v1 {
 } np_lease_v1;
 
 typedef struct np_lease_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const np_lease_v1* lease);
 } np_lease_sink;
@@ -165,6 +166,7 @@ typedef struct np_node_v1 {
 } np_node_v1;
 
 typedef struct np_node_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const np_node_v1* node);
 } np_node_sink;
@@ -186,6 +188,7 @@ typedef struct np_compute_barrier_v1 {
 } np_compute_barrier_v1;
 
 typedef struct np_barrier_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const np_compute_barrier_v1* barrier);
 } np_barrier_sink;
@@ -212,6 +215,7 @@ typedef struct np_enrollment_v1 {
 } np_enrollment_v1;
 
 typedef struct np_enrollment_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const np_enrollment_v1* enrollment);
 } np_enrollment_sink;
@@ -226,6 +230,7 @@ typedef struct np_join_token_v1 {
 } np_join_token_v1;
 
 typedef struct np_join_token_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const np_join_token_v1* token);
 } np_join_token_sink;
@@ -241,6 +246,7 @@ typedef struct np_issued_cert_v1 {
 } np_issued_cert_v1;
 
 typedef struct np_cert_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const np_issued_cert_v1* cert);
 } np_cert_sink;
@@ -275,6 +281,7 @@ typedef struct np_job_v1 {
 } np_job_v1;
 
 typedef struct np_job_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const np_job_v1* job);
 } np_job_sink;
@@ -286,7 +293,7 @@ typedef struct np_job_sink {
 
 typedef struct np_ledger_v1 {
   uint32_t struct_size;
-  np_code (*create)(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+  np_code (*create)(const np_host_v1* host, const char* config_json, uint64_t config_len, uint32_t flags,
                     void** instance, np_error* err);
   void (*destroy)(void* instance);
 

@@ -155,10 +155,16 @@ typedef struct np_host_v1 {
 
 /* ---- Sinks ------------------------------------------------------------- */
 
-/* Receives strings one at a time (lease ids, serials, a node name). `value`
- * is borrowed until put returns. A non-zero return asks the plugin to stop
- * and fail the call with NP_INTERNAL. */
+/* Every sink is a struct the host fills and passes by value: struct_size,
+ * the host's ctx, and put, called once per item from the thread making the
+ * call it was passed to. What put receives is borrowed until it returns; the
+ * host copies. A non-zero return asks the plugin to stop and fail the call
+ * with NP_INTERNAL.
+ *
+ * np_string_sink receives strings one at a time (lease ids, serials, a node
+ * name). */
 typedef struct np_string_sink {
+  uint32_t struct_size;
   void* ctx;
   int32_t (*put)(void* ctx, const char* value);
 } np_string_sink;
@@ -209,7 +215,7 @@ NP_EXPORT np_code np_plugin_entry(np_negotiation* negotiation, np_error* err);
  *
  *   uint32_t struct_size;
  *   np_code (*create)(const np_host_v1* host, const char* config_json,
- *                     size_t config_len, uint32_t flags, void** instance,
+ *                     uint64_t config_len, uint32_t flags, void** instance,
  *                     np_error* err);
  *   void (*destroy)(void* instance);
  *
@@ -226,7 +232,7 @@ NP_EXPORT np_code np_plugin_entry(np_negotiation* negotiation, np_error* err);
  * instance's config for any interface, even one it does not use yet. */
 typedef struct np_vtable_head {
   uint32_t struct_size;
-  np_code (*create)(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+  np_code (*create)(const np_host_v1* host, const char* config_json, uint64_t config_len, uint32_t flags,
                     void** instance, np_error* err);
   void (*destroy)(void* instance);
 } np_vtable_head;

@@ -31,7 +31,7 @@ typedef struct np_cert_identity_v1 {
 
 typedef struct np_revocation_v1 {
   uint32_t struct_size;
-  np_code (*create)(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+  np_code (*create)(const np_host_v1* host, const char* config_json, uint64_t config_len, uint32_t flags,
                     void** instance, np_error* err);
   void (*destroy)(void* instance);
 

@@ -19,7 +19,7 @@ extern "C" {
 
 typedef struct np_cache_policy_v1 {
   uint32_t struct_size;
-  np_code (*create)(const np_host_v1* host, const char* config_json, size_t config_len, uint32_t flags,
+  np_code (*create)(const np_host_v1* host, const char* config_json, uint64_t config_len, uint32_t flags,
                     void** instance, np_error* err);
   void (*destroy)(void* instance);
 
@@ -27,6 +27,7 @@ typedef struct np_cache_policy_v1 {
    * Called concurrently; answer from memory. */
   np_code (*actions_cache_allowed)(void* self, const char* owner, const char* repository, uint32_t* allowed,
                                    np_error* err);
+
 } np_cache_policy_v1;
 
 #ifdef __cplusplus
