@@ -15,10 +15,4 @@ void AppendJsonEscaped(std::string& out, std::string_view v);
 // control characters. Bytes >= 0x80 pass through (UTF-8 stays UTF-8).
 void AppendJsonString(std::string& out, std::string_view v);
 
-inline std::string JsonQuote(std::string_view v) {
-  std::string out;
-  AppendJsonString(out, v);
-  return out;
-}
-
 }  // namespace nodeplane

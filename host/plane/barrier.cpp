@@ -14,7 +14,9 @@ constexpr size_t kConcurrentAsks = 8;
 
 }  // namespace
 
-std::vector<std::string> Plane::BarrierTargetsForTest() const {
+std::vector<std::string> Plane::BarrierTargetsForTest() const { return BarrierTargets(); }
+
+std::vector<std::string> Plane::BarrierTargets() const {
   std::lock_guard lock(mu_);
   std::vector<std::string> names;
   for (const auto& [name, n] : nodes_) {
@@ -82,7 +84,7 @@ void Plane::BarrierLoop(std::stop_token stop) {
       sleep(kIdleNs);
       continue;
     }
-    std::vector<std::string> targets = BarrierTargetsForTest();
+    std::vector<std::string> targets = BarrierTargets();
     for (size_t i = 0; i < targets.size() && !stop.stop_requested(); i += kConcurrentAsks) {
       std::vector<std::future<Status>> asks;
       for (size_t j = i; j < std::min(targets.size(), i + kConcurrentAsks); ++j) {

@@ -53,18 +53,6 @@ std::string NewCommandId() {
   return id;
 }
 
-std::vector<std::string> SplitProviders(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    if (comma > start) out.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 Plane::Plane(PlaneOptions options)
     : opts_(std::move(options)),
       clock_(opts_.clock != nullptr ? opts_.clock : &system_clock_),
@@ -562,7 +550,7 @@ void Plane::RecordGone(std::vector<std::pair<std::string, int64_t>> gone) {
   pending_gone_.insert(pending_gone_.end(), retry.begin(), retry.end());
 }
 
-void Plane::ExpireForTest() {
+void Plane::ExpireSilentNodes() {
   Completions done;
   std::vector<std::pair<std::string, int64_t>> gone;
   {
@@ -582,7 +570,7 @@ void Plane::Watch(std::stop_token stop) {
     cv.notify_all();
   });
   while (!stop.stop_requested()) {
-    ExpireForTest();
+    ExpireSilentNodes();
     int64_t period;
     {
       std::lock_guard lock(mu_);
@@ -630,7 +618,7 @@ Status Plane::Withdraw(const std::string& node, const std::string& incarnation) 
   return Status::Ok();
 }
 
-std::vector<std::string> Plane::LiveNodesLocked() {
+std::vector<std::string> Plane::LiveNodesLocked() const {
   std::vector<std::string> names;
   for (const auto& [name, n] : nodes_) names.push_back(name);
   std::sort(names.begin(), names.end());
@@ -639,10 +627,7 @@ std::vector<std::string> Plane::LiveNodesLocked() {
 
 std::vector<std::string> Plane::Nodes() const {
   std::lock_guard lock(mu_);
-  std::vector<std::string> names;
-  for (const auto& [name, n] : nodes_) names.push_back(name);
-  std::sort(names.begin(), names.end());
-  return names;
+  return LiveNodesLocked();
 }
 
 // ---- Test hooks ----

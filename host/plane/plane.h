@@ -198,6 +198,9 @@ class Plane {
   // ---- Liveness ----
   // Expires silent nodes every half silence window until `stop` (R32).
   void Watch(std::stop_token stop);
+  // One Watch round: forgets nodes silent for four windows, answering what
+  // was queued for them, and records NodeGone in the ledger.
+  void ExpireSilentNodes();
   // The current process says it will not poll again (R33–R36).
   Status Withdraw(const std::string& node, const std::string& incarnation);
   // Asks the fleet for its inventory while a barrier is requested and the
@@ -218,8 +221,7 @@ class Plane {
   bool ReconciledForTest(const std::string& node) const;
   bool OwnsForTest(const std::string& lease_id, const std::string& node, const std::string& incarnation) const;
   std::string CurrentIncarnationForTest(const std::string& node) const;
-  // Runs one Watch round now.
-  void ExpireForTest();
+
   size_t OwnersForTest() const;
 
  private:
@@ -271,7 +273,20 @@ class Plane {
   };
   Dispatched Dispatch(const std::string& node, Command cmd, const std::string& expected_provider,
                       const std::string& expected_incarnation, int64_t expected_epoch, std::stop_token stop);
-  std::vector<std::string> LiveNodesLocked();
+  std::vector<std::string> LiveNodesLocked() const;
+  std::vector<std::string> BarrierTargets() const;  // sorted
+  // Expires silent nodes, then runs `body()` with mu_ held; answers what the
+  // expiry released once the mutex is free. Returns body's result.
+  template <typename F>
+  auto AfterExpiry(F&& body) {
+    Completions done;
+    std::unique_lock lock(mu_);
+    ExpireStaleLocked(done);
+    auto result = body();
+    lock.unlock();
+    Fire(done);
+    return result;
+  }
   void RecordGone(std::vector<std::pair<std::string, int64_t>> gone);
   Status AskNode(const std::string& node, const std::string& barrier_id);
 

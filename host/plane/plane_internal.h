@@ -40,7 +40,4 @@ struct Plane::NodeState {
 // node talking to a restarted plane cannot match a stale result.
 std::string NewCommandId();
 
-// "a,b" -> {"a", "b"}
-std::vector<std::string> SplitProviders(const std::string& list);
-
 }  // namespace nodeplane::plane

@@ -26,7 +26,7 @@ std::string Join(const std::vector<std::string>& parts) {
 Result<std::string> Plane::PickLocked(const ports::Lease& lease, const Tier** tier) {
   *tier = TierOf(lease.tier);
   if (*tier == nullptr) return NoNode("tier \"" + lease.tier + "\" is not in this control plane's catalogue");
-  const std::vector<std::string> providers = SplitProviders(lease.providers);
+  const std::vector<std::string> providers = ports::ProvidersOf(lease);
   auto accepts = [&](const NodeState& n) {
     return std::find(providers.begin(), providers.end(), n.provider) != providers.end() &&
            Accepts(n.guest_os, lease.guest_os.empty() ? "linux" : lease.guest_os);
@@ -117,23 +117,16 @@ Status Runner::Launch(ports::Lease& lease, const Job& job, std::stop_token stop)
   Plane& p = plane_;
   std::string node, provider;
   TierShape shape;
-  {
-    Plane::Completions done;
-    std::unique_lock lock(p.mu_);
-    p.ExpireStaleLocked(done);
+  Status picked = p.AfterExpiry([&]() -> Status {
     const Tier* tier = nullptr;
-    auto picked = p.PickLocked(lease, &tier);
-    if (!picked.ok()) {
-      lock.unlock();
-      Plane::Fire(done);
-      return picked.status();
-    }
-    node = *picked;
+    auto chosen = p.PickLocked(lease, &tier);
+    if (!chosen.ok()) return chosen.status();
+    node = *chosen;
     provider = p.Find(node)->provider;
     shape = tier->shape;
-    lock.unlock();
-    Plane::Fire(done);
-  }
+    return Status::Ok();
+  });
+  if (!picked.ok()) return picked;
   // The dispatch fence moves before the launch can be taken (R37).
   if (p.opts_.registrar != nullptr) {
     auto generation = p.opts_.registrar->BumpDispatch(node);
@@ -176,19 +169,9 @@ Status Runner::DestroyImpl(int64_t request_id, const std::string& job_result, st
   Plane& p = plane_;
   // A snapshot for choosing whom to ask, never for deciding who answered (R39).
   std::optional<RequestOwner> owner = p.OwnerOfRequest(request_id);
-  std::vector<std::string> targets;
-  {
-    Plane::Completions done;
-    std::unique_lock lock(p.mu_);
-    p.ExpireStaleLocked(done);
-    if (owner && p.Find(owner->node) != nullptr) {
-      targets.push_back(owner->node);
-    } else {
-      targets = p.LiveNodesLocked();
-    }
-    lock.unlock();
-    Plane::Fire(done);
-  }
+  std::vector<std::string> targets = p.AfterExpiry([&] {
+    return owner && p.Find(owner->node) != nullptr ? std::vector<std::string>{owner->node} : p.LiveNodesLocked();
+  });
   auto unreachable = [&]() -> Status {
     std::string m = "request " + std::to_string(request_id) + " was launched by a process on \"" + owner->node +
                     "\" that cannot be reached to confirm its compute is gone";
@@ -243,33 +226,26 @@ Status Runner::DestroyCompletedBound(int64_t request_id, const std::string& job_
   const std::string who = "the holder of lease " + lease_id + " on \"" + node + "\"";
   std::optional<RequestOwner> owner;
   bool settle = false;
-  {
-    Plane::Completions done;
-    std::unique_lock lock(p.mu_);
-    p.ExpireStaleLocked(done);
+  Status verdict = p.AfterExpiry([&]() -> Status {
     const Plane::NodeState* n = p.Find(node);
     auto it = p.owners_.find(lease_id);
-    Status verdict = Status::Ok();
-    if (n != nullptr && n->registering > 0) {
-      verdict = HolderUnavailable(who + " is registering");
-    } else if (it == p.owners_.end()) {
+    if (n != nullptr && n->registering > 0) return HolderUnavailable(who + " is registering");
+    if (it == p.owners_.end()) {
       // Absence proves something only while the live incarnation has vouched
       // for a complete inventory (S18), and only about this lease (S20).
       if (n == nullptr || !n->inventory_known || n->inventory.count(lease_id) != 0 || p.opts_.registrar == nullptr) {
-        verdict = HolderUnavailable(who + " has not vouched for its inventory");
-      } else {
-        settle = true;
+        return HolderUnavailable(who + " has not vouched for its inventory");
       }
-    } else {
-      owner = it->second.owner;
-      if (owner->node != node || n == nullptr || n->incarnation != owner->incarnation) {
-        verdict = HolderUnavailable(who + " is no longer the process its node's commands reach");
-      }
+      settle = true;
+      return Status::Ok();
     }
-    lock.unlock();
-    Plane::Fire(done);
-    if (!verdict.ok()) return verdict;
-  }
+    owner = it->second.owner;
+    if (owner->node != node || n == nullptr || n->incarnation != owner->incarnation) {
+      return HolderUnavailable(who + " is no longer the process its node's commands reach");
+    }
+    return Status::Ok();
+  });
+  if (!verdict.ok()) return verdict;
   if (settle) {
     auto settled = p.opts_.registrar->SettleCompletionOnTerminalLease(lease_id, lease_epoch, outcome);
     if (!settled.ok()) return settled.status();
@@ -293,15 +269,7 @@ Status Runner::DestroyCompletedBound(int64_t request_id, const std::string& job_
 
 Status Runner::Broadcast(CommandKind kind, std::stop_token stop) {
   Plane& p = plane_;
-  std::vector<std::string> targets;
-  {
-    Plane::Completions done;
-    std::unique_lock lock(p.mu_);
-    p.ExpireStaleLocked(done);
-    targets = p.LiveNodesLocked();
-    lock.unlock();
-    Plane::Fire(done);
-  }
+  std::vector<std::string> targets = p.AfterExpiry([&] { return p.LiveNodesLocked(); });
   std::vector<std::future<Plane::Dispatched>> legs;
   for (const std::string& t : targets) {
     Command cmd;
@@ -337,14 +305,8 @@ void Runner::KeepAlive(std::stop_token stop) {
 
 Status Runner::Upgrade(const std::string& node, const UpgradeSpec& spec, std::stop_token stop) {
   Plane& p = plane_;
-  {
-    Plane::Completions done;
-    std::unique_lock lock(p.mu_);
-    p.ExpireStaleLocked(done);
-    bool live = p.Find(node) != nullptr;
-    lock.unlock();
-    Plane::Fire(done);
-    if (!live) return NoNode("node \"" + node + "\" is not registered, so no upgrade was sent");
+  if (!p.AfterExpiry([&] { return p.Find(node) != nullptr; })) {
+    return NoNode("node \"" + node + "\" is not registered, so no upgrade was sent");
   }
   Command cmd;
   cmd.id = NewCommandId();

@@ -18,4 +18,17 @@ const char* PhaseName(Phase p) {
   return "unknown";
 }
 
+std::vector<std::string> ProvidersOf(const Lease& lease) {
+  std::vector<std::string> out;
+  const std::string& list = lease.providers;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace nodeplane::ports

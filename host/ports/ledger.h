@@ -47,6 +47,9 @@ struct Lease {
   bool force_release = false, deregistered = false, macos_slot = false;
 };
 
+// A lease's acceptable providers, in preference order (stored as "a,b").
+std::vector<std::string> ProvidersOf(const Lease& lease);
+
 struct NodeRegistration {
   std::string name, provider, site, incarnation, release;
   int64_t total_vcpu = 0, total_memory = 0;

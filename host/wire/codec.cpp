@@ -120,13 +120,7 @@ json::object LeaseObject(const ports::Lease& l) {
   o["request_id"] = l.request_id;
   o["guest_os"] = l.guest_os;
   json::array providers;
-  size_t start = 0;
-  while (start < l.providers.size()) {
-    size_t comma = l.providers.find(',', start);
-    if (comma == std::string::npos) comma = l.providers.size();
-    providers.emplace_back(l.providers.substr(start, comma - start));
-    start = comma + 1;
-  }
+  for (const std::string& p : ports::ProvidersOf(l)) providers.emplace_back(p);
   o["providers"] = std::move(providers);
   o["chosen_provider"] = l.chosen_provider;
   o["site"] = l.site;
@@ -249,6 +243,10 @@ Result<EnrollBody> DecodeEnroll(std::string_view body) {
   b.join_token = r.String("join_token");
   if (Status s = r.Finish(); !s.ok()) return s;
   return b;
+}
+
+std::string EncodeHealth(const std::string& deployment) {
+  return Serialize(json::object{{"status", "ok"}, {"deployment", deployment}});
 }
 
 std::string EncodeCA(const std::string& ca_pem, const std::string& fingerprint, const std::string& deployment) {

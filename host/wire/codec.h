@@ -52,6 +52,7 @@ std::string EncodeLease(const ports::Lease& l);  // {"lease": {...}}
 std::string EncodeLaunched(const std::vector<std::string>& launched, const std::vector<std::string>& quarantined);
 std::string EncodeFreed(int64_t freed);
 std::string EncodeError(std::string_view code, std::string_view message);
+std::string EncodeHealth(const std::string& deployment);
 std::string EncodeCA(const std::string& ca_pem, const std::string& fingerprint, const std::string& deployment);
 std::string EncodeEnrollReply(ports::EnrollmentState state, const std::string& fingerprint,
                               const std::string& cert_pem, const std::string& ca_pem);

@@ -25,7 +25,7 @@
 #include <thread>
 #include <unordered_set>
 
-#include "common/json_text.h"
+#include "wire/codec.h"
 
 namespace nodeplane::wire {
 
@@ -55,7 +55,7 @@ HttpResponse ErrorResponse(int status, std::string_view code, std::string_view m
   HttpResponse r;
   r.status = status;
   r.content_type = "application/json";
-  r.body = "{\"code\":" + JsonQuote(code) + ",\"message\":" + JsonQuote(message) + "}\n";
+  r.body = EncodeError(code, message);
   return r;
 }
 

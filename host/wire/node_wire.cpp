@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "common/json_text.h"
 #include "nodeplane/np_plugin.h"  // the ledger ports report NP_* codes as Status::detail()
 #include "plane/errors.h"
 #include "wire/codec.h"
@@ -68,8 +67,6 @@ WireError MapStatus(const Status& s) {
   }
 }
 
-NodeWire::NodeWire(std::string deployment) : deployment_(std::move(deployment)) {}
-
 NodeWire::NodeWire(std::string deployment, plane::Plane* plane, ports::LeaseStore* leases, Logger& log,
                    unsigned workers)
     : deployment_(std::move(deployment)),
@@ -94,7 +91,7 @@ void NodeWire::Route(const std::shared_ptr<Call>& c) {
   const auto& p = c->path;
   if (p.size() == 1 && p[0] == "healthz") {
     if (m != "GET" && m != "HEAD") return c->Fail(405, "refused", "/healthz answers GET only");
-    return c->Reply(200, R"({"status":"ok","deployment":)" + JsonQuote(deployment_) + "}\n");
+    return c->Reply(200, EncodeHealth(deployment_));
   }
   if (plane_ == nullptr || p.size() < 2 || p[0] != "v1") {
     return c->Fail(404, "not_found", "no route for " + m + " " + c->req.target.substr(0, 200));

@@ -33,11 +33,10 @@ namespace nodeplane::wire {
 
 class NodeWire : public HttpHandler {
  public:
-  // Everything is borrowed and must outlive the NodeWire.
+  // Everything is borrowed and must outlive the NodeWire. Without a plane
+  // (tests of the listener) it serves /healthz only.
   NodeWire(std::string deployment, plane::Plane* plane, ports::LeaseStore* leases, Logger& log,
            unsigned workers = 8);
-  // Serves /healthz only (no Plane yet).
-  explicit NodeWire(std::string deployment);
   void Handle(HttpRequest request, Responder respond) override;
 
  private:

@@ -53,7 +53,7 @@ void WaitForOpenConnections(const HttpServer& s, uint32_t n) {
 
 TEST(HttpServer, ServesHealth) {
   Logger log(LogLevel::kError);
-  NodeWire routes("demo");
+  NodeWire routes("demo", nullptr, nullptr, log);
   HttpServer server(Loopback(), routes, log);
   ASSERT_TRUE(server.Start().ok());
   RawConnection c(server.port());

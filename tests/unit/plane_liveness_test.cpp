@@ -11,10 +11,10 @@ using LivenessTest = PlaneTest;
 TEST_F(LivenessTest, R31_S05_ASilentNodeIsForgottenAfterFourWindows) {
   Reg("n1");
   clock_.Advance(200 * kS);
-  plane_->ExpireForTest();
+  plane_->ExpireSilentNodes();
   EXPECT_EQ(plane_->Nodes(), std::vector<std::string>{"n1"});  // exactly four windows: not yet
   clock_.Advance(1);
-  plane_->ExpireForTest();
+  plane_->ExpireSilentNodes();
   EXPECT_TRUE(plane_->Nodes().empty());
 }
 
@@ -22,7 +22,7 @@ TEST_F(LivenessTest, S05_ThePollWindowSetsTheSilenceWindow) {
   plane_->SetPollWindowForTest(10 * kS);
   Reg("n1");
   clock_.Advance(40 * kS + 1);
-  plane_->ExpireForTest();
+  plane_->ExpireSilentNodes();
   EXPECT_TRUE(plane_->Nodes().empty());
 }
 
@@ -32,13 +32,13 @@ TEST_F(LivenessTest, R31_AnyRequestKeepsANodeAlive) {
   clock_.Advance(150 * kS);
   plane_->Seen("n1", "i1");  // a heartbeat from a node whose command loop is wedged
   clock_.Advance(150 * kS);
-  plane_->ExpireForTest();
+  plane_->ExpireSilentNodes();
   EXPECT_EQ(plane_->Nodes(), std::vector<std::string>{"n1"});
   Reg("n1", "i2");
   clock_.Advance(150 * kS);
   plane_->Seen("n1", "i1");  // a superseded process is no evidence
   clock_.Advance(150 * kS);
-  plane_->ExpireForTest();
+  plane_->ExpireSilentNodes();
   EXPECT_TRUE(plane_->Nodes().empty());
 }
 
@@ -48,7 +48,7 @@ TEST_F(LivenessTest, ANodeWithACommandInFlightIsNotExpired) {
   WaitQueued("n1", 1);
   Command c = Take("n1");
   clock_.Advance(300 * kS);
-  plane_->ExpireForTest();
+  plane_->ExpireSilentNodes();
   EXPECT_EQ(plane_->Nodes(), std::vector<std::string>{"n1"});
   ASSERT_TRUE(Answer("n1", c, true).ok());
   EXPECT_TRUE(launch.get().ok());
@@ -65,7 +65,7 @@ TEST_F(LivenessTest, S15_ExpiryAnswersWhatWasQueuedAndTellsTheLedger) {
   auto launch = LaunchAsync(Lease("l1", "n1"), 1);
   WaitQueued("n1", 1);
   clock_.Advance(201 * kS);
-  plane_->ExpireForTest();
+  plane_->ExpireSilentNodes();
   Status s = launch.get();
   EXPECT_NE(s.message().find("went silent before taking this command, so nothing started"), std::string::npos)
       << s.ToString();

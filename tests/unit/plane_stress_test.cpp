@@ -67,7 +67,7 @@ class StressTest : public PlaneTest {
         break;
       case 2:
         clock_.Advance(static_cast<int64_t>(rng() % 5) * kS);
-        plane_->ExpireForTest();
+        plane_->ExpireSilentNodes();
         break;
       case 3:
       case 4:
@@ -164,7 +164,7 @@ TEST_F(StressTest, TwoHundredNodesUnderConcurrentLaunchesAndDestroys) {
   }
   // Every node goes silent: none may leave a poll parked.
   clock_.Advance(1000 * kS);
-  plane_->ExpireForTest();
+  plane_->ExpireSilentNodes();
   EXPECT_TRUE(plane_->Nodes().empty());
   for (int i = 0; i < kNodes; ++i) EXPECT_EQ(plane_->WaitersForTest(Name(i)), 0u);
   // Every poll was answered exactly once (the poll timer may still be
