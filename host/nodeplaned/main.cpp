@@ -161,7 +161,7 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   nodeplane::plane::Plane plane(std::move(plane_options));
   std::jthread watch([&plane](std::stop_token stop) { plane.Watch(stop); });
   std::jthread barrier([&plane](std::stop_token stop) { plane.BarrierLoop(stop); });
-  nodeplane::Reaper reaper(**ledger, plane.runner(), log, cfg.leases.reap_interval);
+  nodeplane::Reaper reaper([&ledger] { return (*ledger)->Reap(); }, plane.runner(), log, cfg.leases.reap_interval);
 
   std::optional<nodeplane::WireTls> tls;
   if (cfg.wire.tls) {

@@ -2,8 +2,8 @@
 
 namespace nodeplane {
 
-Reaper::Reaper(ports::LedgerAdmin& ledger, plane::Runner& runner, Logger& log, Nanos interval)
-    : ledger_(ledger), runner_(runner), log_(log), interval_(interval), thread_([this] { Run(); }) {}
+Reaper::Reaper(ReapFn reap, plane::Runner& runner, Logger& log, Nanos interval)
+    : reap_(std::move(reap)), runner_(runner), log_(log), interval_(interval), thread_([this] { Run(); }) {}
 
 Reaper::~Reaper() {
   {
@@ -32,7 +32,7 @@ void Reaper::Run() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    Result<int64_t> reaped = ledger_.Reap();
+    Result<int64_t> reaped = reap_();
     if (!reaped.ok()) {
       log_.Warn("ledger.reap_failed", {{"error", reaped.status().ToString()}});
     } else if (*reaped > 0) {

@@ -9,20 +9,22 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
 #include "common/log.h"
 #include "common/units.h"
 #include "plane/plane.h"
-#include "ports/ledger.h"
 
 namespace nodeplane {
 
 class Reaper {
  public:
-  // `ledger`, `runner` and `log` are borrowed and must outlive the Reaper.
-  Reaper(ports::LedgerAdmin& ledger, plane::Runner& runner, Logger& log, Nanos interval);
+  // `reap` expires leases (the ledger's Reap) and says how many it ended.
+  // `runner` and `log` are borrowed and must outlive the Reaper.
+  using ReapFn = std::function<Result<int64_t>()>;
+  Reaper(ReapFn reap, plane::Runner& runner, Logger& log, Nanos interval);
   ~Reaper();  // stops and joins
   Reaper(const Reaper&) = delete;
   Reaper& operator=(const Reaper&) = delete;
@@ -31,7 +33,7 @@ class Reaper {
   void Run();
   void SweepAfterReap();
 
-  ports::LedgerAdmin& ledger_;
+  ReapFn reap_;
   plane::Runner& runner_;
   Logger& log_;
   Nanos interval_;
