@@ -1,7 +1,8 @@
 #!/bin/bash
 # README command two: set up, build, and run every test. In CI (CI=true) the
 # build uses -Werror and the unit tests also run under AddressSanitizer with
-# UndefinedBehaviorSanitizer, and under ThreadSanitizer.
+# UndefinedBehaviorSanitizer, and under ThreadSanitizer, and the wire's fuzz
+# target runs for a bounded time (NODEPLANE_FUZZ_SECONDS, default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup-deps.sh
@@ -14,4 +15,11 @@ if [ "${CI:-}" = true ] || [ "${NODEPLANE_SANITIZERS:-}" = 1 ]; then
   (cd build-asan && ctest -j2 -L 'unit|conformance' --output-on-failure)
   bash packaging/build.sh build-tsan -DNODEPLANE_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j2 -L 'unit|conformance' --output-on-failure)
+  CC=clang CXX=clang++ bash packaging/build.sh build-fuzz -DNODEPLANE_FUZZ=ON -DNODEPLANE_TESTS=OFF \
+    -DNODEPLANE_PLUGIN_LEDGER_SQLITE=OFF
+  corpus=$(mktemp -d)
+  cp tests/fuzz/corpus/* "$corpus"/
+  build-fuzz/tests/fuzz/wire-request-fuzz -max_total_time="${NODEPLANE_FUZZ_SECONDS:-60}" -rss_limit_mb=1024 \
+    -print_final_stats=1 "$corpus" 2>&1 | tail -n 12
+  rm -rf "$corpus"
 fi

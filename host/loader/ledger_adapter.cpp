@@ -10,44 +10,33 @@ namespace {
 
 using ports::Phase;
 
-std::string S(const char* s) { return s != nullptr ? s : ""; }
-
-// Copies a plugin's record in by the size it declared; later fields stay
-// zero (absent).
-template <typename T>
-T CopyIn(const T* p) {
-  T out{};
-  size_t n = p->struct_size < sizeof(T) ? p->struct_size : sizeof(T);
-  std::memcpy(&out, p, n);
-  return out;
-}
 
 ports::Lease ToLease(const np_lease_v1* p) {
-  np_lease_v1 r = CopyIn(p);
+  np_lease_v1 r = CopyRecord(p);
   ports::Lease l;
-  l.id = S(r.id);
-  l.tier = S(r.tier);
-  l.node = S(r.node);
-  l.target_node = S(r.target_node);
+  l.id = TextOf(r.id);
+  l.tier = TextOf(r.tier);
+  l.node = TextOf(r.node);
+  l.target_node = TextOf(r.target_node);
   l.phase = static_cast<Phase>(r.phase);
   l.epoch = r.epoch;
   l.vcpu = r.vcpu;
   l.memory = r.memory;
   l.requested_vcpu = r.requested_vcpu;
   l.requested_memory = r.requested_memory;
-  l.instance_type = S(r.instance_type);
+  l.instance_type = TextOf(r.instance_type);
   l.run_id = r.run_id;
   l.request_id = r.request_id;
   l.created_at_ns = r.created_at_ns;
   l.heartbeat_at_ns = r.heartbeat_at_ns;
   l.expires_at_ns = r.expires_at_ns;
   l.held_at_ns = r.held_at_ns;
-  l.guest_os = S(r.guest_os);
-  l.providers = S(r.providers);
-  l.chosen_provider = S(r.chosen_provider);
-  l.site = S(r.site);
-  l.failure_reason = S(r.failure_reason);
-  l.holder_incarnation = S(r.holder_incarnation);
+  l.guest_os = TextOf(r.guest_os);
+  l.providers = TextOf(r.providers);
+  l.chosen_provider = TextOf(r.chosen_provider);
+  l.site = TextOf(r.site);
+  l.failure_reason = TextOf(r.failure_reason);
+  l.holder_incarnation = TextOf(r.holder_incarnation);
   l.force_release = r.force_release != 0;
   l.deregistered = r.deregistered != 0;
   l.macos_slot = r.macos_slot != 0;
@@ -55,15 +44,15 @@ ports::Lease ToLease(const np_lease_v1* p) {
 }
 
 ports::Enrollment ToEnrollment(const np_enrollment_v1* p) {
-  np_enrollment_v1 r = CopyIn(p);
-  return ports::Enrollment{S(r.name),        S(r.fingerprint),  S(r.csr_pem), S(r.cert_pem),
+  np_enrollment_v1 r = CopyRecord(p);
+  return ports::Enrollment{TextOf(r.name),        TextOf(r.fingerprint),  TextOf(r.csr_pem), TextOf(r.cert_pem),
                            static_cast<ports::EnrollmentState>(r.state), r.requested_at_ns, r.decided_at_ns,
-                           S(r.source)};
+                           TextOf(r.source)};
 }
 
 ports::ComputeBarrier ToBarrier(const np_compute_barrier_v1* p) {
-  np_compute_barrier_v1 r = CopyIn(p);
-  return ports::ComputeBarrier{S(r.id), r.generation, r.requested_at_ns, S(r.requested_by)};
+  np_compute_barrier_v1 r = CopyRecord(p);
+  return ports::ComputeBarrier{TextOf(r.id), r.generation, r.requested_at_ns, TextOf(r.requested_by)};
 }
 
 // A sink that appends every record, converted, to a vector.
@@ -74,7 +63,7 @@ int32_t Append(void* ctx, const NP* item) {
 }
 
 int32_t AppendString(void* ctx, const char* v) {
-  static_cast<std::vector<std::string>*>(ctx)->push_back(S(v));
+  static_cast<std::vector<std::string>*>(ctx)->push_back(TextOf(v));
   return 0;
 }
 
@@ -452,9 +441,9 @@ Result<std::vector<ports::Lease>> LedgerAdapter::ListLeases(const std::string& n
 Result<std::vector<ports::Node>> LedgerAdapter::ListNodes() {
   std::vector<ports::Node> out;
   np_node_sink sink{sizeof(np_node_sink), &out, [](void* ctx, const np_node_v1* p) -> int32_t {
-                      np_node_v1 n = CopyIn(p);
+                      np_node_v1 n = CopyRecord(p);
                       static_cast<std::vector<ports::Node>*>(ctx)->push_back(
-                          ports::Node{S(n.name), S(n.provider), S(n.site), S(n.incarnation), n.epoch, n.total_vcpu,
+                          ports::Node{TextOf(n.name), TextOf(n.provider), TextOf(n.site), TextOf(n.incarnation), n.epoch, n.total_vcpu,
                                       n.total_memory, n.last_seen_at_ns, n.dispatch_generation, n.wire_version,
                                       n.live != 0, n.drained != 0, n.withdrawn != 0});
                       return 0;
@@ -467,10 +456,10 @@ Result<std::vector<ports::Node>> LedgerAdapter::ListNodes() {
 Result<std::optional<ports::Job>> LedgerAdapter::JobForLease(const std::string& lease) {
   std::vector<ports::Job> out;
   np_job_sink sink{sizeof(np_job_sink), &out, [](void* ctx, const np_job_v1* p) -> int32_t {
-                     np_job_v1 j = CopyIn(p);
-                     ports::Job job{S(j.lease_id), S(j.tier), S(j.node), j.run_id, j.request_id, std::nullopt,
+                     np_job_v1 j = CopyRecord(p);
+                     ports::Job job{TextOf(j.lease_id), TextOf(j.tier), TextOf(j.node), j.run_id, j.request_id, std::nullopt,
                                     j.queued_at_ns, j.assigned_at_ns, j.started_at_ns, j.finished_at_ns,
-                                    S(j.failure_reason), S(j.image_cache), S(j.cache_generation), S(j.actions_cache)};
+                                    TextOf(j.failure_reason), TextOf(j.image_cache), TextOf(j.cache_generation), TextOf(j.actions_cache)};
                      if (j.conclusion != 0) job.conclusion = static_cast<Phase>(j.conclusion);
                      static_cast<std::vector<ports::Job>*>(ctx)->push_back(std::move(job));
                      return 0;
@@ -518,9 +507,9 @@ Status LedgerAdapter::CreateJoinToken(const std::string& token_sha256, int64_t u
 Result<std::vector<ports::JoinToken>> LedgerAdapter::ListJoinTokens() {
   std::vector<ports::JoinToken> out;
   np_join_token_sink sink{sizeof(np_join_token_sink), &out, [](void* ctx, const np_join_token_v1* p) -> int32_t {
-                            np_join_token_v1 t = CopyIn(p);
+                            np_join_token_v1 t = CopyRecord(p);
                             static_cast<std::vector<ports::JoinToken>*>(ctx)->push_back(ports::JoinToken{
-                                S(t.token_sha256), S(t.note), t.uses_remaining, t.created_at_ns, t.expires_at_ns});
+                                TextOf(t.token_sha256), TextOf(t.note), t.uses_remaining, t.created_at_ns, t.expires_at_ns});
                             return 0;
                           }};
   Status st = Call([&](void* s, np_error* e) { return vt_.list_join_tokens(s, sink, e); });
@@ -566,9 +555,9 @@ Result<std::vector<std::string>> LedgerAdapter::RevokeNode(const std::string& no
 Result<std::vector<ports::IssuedCert>> LedgerAdapter::ListCerts(const std::string& node) {
   std::vector<ports::IssuedCert> out;
   np_cert_sink sink{sizeof(np_cert_sink), &out, [](void* ctx, const np_issued_cert_v1* p) -> int32_t {
-                      np_issued_cert_v1 c = CopyIn(p);
+                      np_issued_cert_v1 c = CopyRecord(p);
                       static_cast<std::vector<ports::IssuedCert>*>(ctx)->push_back(ports::IssuedCert{
-                          S(c.serial), S(c.node), S(c.source), c.not_after_ns, c.issued_at_ns, c.revoked != 0});
+                          TextOf(c.serial), TextOf(c.node), TextOf(c.source), c.not_after_ns, c.issued_at_ns, c.revoked != 0});
                       return 0;
                     }};
   Status st = Call([&](void* s, np_error* e) { return vt_.list_certs(s, node.c_str(), sink, e); });

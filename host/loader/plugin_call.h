@@ -2,6 +2,7 @@
 // an np_code into a Status that names the plugin instance.
 #pragma once
 
+#include <cstring>
 #include <string>
 
 #include "common/status.h"
@@ -28,6 +29,19 @@ class PluginError {
 // Maps a stable ABI code onto the host's Status codes. A code this host does
 // not know is Internal, as the ABI's versioning policy requires.
 Code CodeOf(np_code rc);
+
+// A string a plugin put, or "" for NULL.
+inline std::string TextOf(const char* s) { return s != nullptr ? s : ""; }
+
+// Copies a record a plugin put to a sink by the size it declared: an older
+// plugin's shorter record reads as having the newer fields absent (zero).
+template <typename T>
+T CopyRecord(const T* in) {
+  T out{};
+  size_t n = in->struct_size < sizeof(T) ? in->struct_size : sizeof(T);
+  std::memcpy(&out, in, n);
+  return out;
+}
 
 // Creates an instance through a vtable's create slot. With validate_only the
 // plugin only checks its config and the result is nullptr.

@@ -25,7 +25,18 @@ Result<pki::Authority> LoadOrCreateCA(const config::Config& cfg, int64_t now_ns)
     auto key = ReadFile(key_path);
     if (!cert.ok()) return cert.status();
     if (!key.ok()) return key.status();
-    return pki::Authority::Load(*cert, *key);
+    auto ca = pki::Authority::Load(*cert, *key);
+    if (!ca.ok()) return ca.status();
+    // A rotation in progress: the previous CA stays trusted until retired.
+    const std::string prev_cert = cfg.state_dir + "/ca-previous.pem", prev_key = cfg.state_dir + "/ca-previous.key";
+    if (std::filesystem::exists(prev_cert)) {
+      auto pc = ReadFile(prev_cert);
+      auto pk = ReadFile(prev_key);
+      if (!pc.ok()) return pc.status();
+      if (!pk.ok()) return pk.status();
+      if (Status s = ca->AddPrevious(*pc, *pk); !s.ok()) return s;
+    }
+    return ca;
   }
   auto ca = pki::Authority::Create(cfg.deployment, now_ns);
   if (!ca.ok()) return ca.status();
@@ -41,7 +52,7 @@ Result<WireTls> PrepareWireTls(const config::Config& cfg, int64_t now_ns) {
   if (!ca.ok()) return ca.status();
   wire::TlsOptions tls;
   tls.require_client_cert = true;  // the operational wire has no anonymous route (R06)
-  tls.client_ca_pem = ca->cert_pem();
+  tls.client_ca_pem = ca->trust_bundle_pem();  // both CAs during a rotation (S12)
   const config::TlsConfig& t = *cfg.wire.tls;
   if (!t.cert_file.empty()) {
     auto cert = ReadFile(t.cert_file);

@@ -1,5 +1,6 @@
 // The deployment's TLS material at start: the CA in the state directory
-// (created on first start, its key 0600), and the wire's server certificate,
+// (created on first start, its key 0600; with ca-previous.pem/.key beside it
+// during a rotation), and the wire's server certificate,
 // the operator's own or minted from the CA for the configured names.
 #pragma once
 

@@ -68,6 +68,16 @@ std::string NameEntry(X509_NAME* name, int nid) {
   return out;
 }
 
+std::string Hex(const unsigned char* bytes, size_t n) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(kHex[bytes[i] >> 4]);
+    out.push_back(kHex[bytes[i] & 15]);
+  }
+  return out;
+}
+
 int64_t TimeNs(const ASN1_TIME* t) {
   std::tm tm{};
   if (ASN1_TIME_to_tm(t, &tm) != 1) return 0;
@@ -173,13 +183,7 @@ Status WritePrivateFile(const std::string& path, const std::string& content) {
 std::string FingerprintOfDER(const std::string& der) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(der.data()), der.size(), digest);
-  static const char* kHex = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (unsigned char b : digest) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 15]);
-  }
-  return out;
+  return "sha256:" + Hex(digest, sizeof digest);
 }
 
 Result<std::string> FingerprintOfCSR(const std::string& csr_pem) {
@@ -223,6 +227,12 @@ Result<CertInfo> InspectCert(const std::string& cert_pem) {
   int n = i2d_X509(x.get(), &der);
   info.fingerprint = FingerprintOfDER(std::string(reinterpret_cast<char*>(der), static_cast<size_t>(n)));
   OPENSSL_free(der);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  const unsigned char* issuer_der = nullptr;
+  size_t issuer_len = 0;
+  X509_NAME_get0_der(X509_get_issuer_name(x.get()), &issuer_der, &issuer_len);
+  SHA256(issuer_der, issuer_len, digest);
+  info.issuer_sha256 = Hex(digest, sizeof digest);
   info.not_before_ns = TimeNs(X509_get0_notBefore(x.get()));
   info.not_after_ns = TimeNs(X509_get0_notAfter(x.get()));
   info.is_ca = X509_check_ca(x.get()) != 0;
@@ -257,6 +267,18 @@ Result<Authority> Authority::Load(const std::string& cert_pem, const std::string
   return a;
 }
 
+Status Authority::AddPrevious(const std::string& cert_pem, const std::string& key_pem) {
+  auto previous = Load(cert_pem, key_pem);
+  if (!previous.ok()) return Status::Invalid("the previous CA: " + previous.status().message());
+  if (previous->deployment_ != deployment_) {
+    return Status::Invalid("the previous CA belongs to deployment \"" + previous->deployment_ + "\", not \"" +
+                           deployment_ + "\"");
+  }
+  previous_cert_pem_ = cert_pem;
+  previous_key_pem_ = key_pem;
+  return Status::Ok();
+}
+
 std::string Authority::fingerprint() const {
   auto info = InspectCert(cert_pem_);
   return info.ok() ? info->fingerprint : std::string();
@@ -268,8 +290,8 @@ Result<std::pair<std::string, KeyPair>> Authority::IssueServer(const std::vector
   auto keys = GenerateKey();
   if (!keys.ok()) return keys.status();
   PKey key = ReadKey(keys->private_pem);
-  Cert ca = ReadCert(cert_pem_);
-  PKey ca_key = ReadKey(key_pem_);
+  Cert ca = ReadCert(rotating() ? previous_cert_pem_ : cert_pem_);
+  PKey ca_key = ReadKey(rotating() ? previous_key_pem_ : key_pem_);
   auto cert = Build(key.get(), names.front(), deployment_, ca.get(), ca_key.get(), now_ns, kLeafLifetimeNs,
                     {"basicConstraints", "critical,CA:FALSE", "keyUsage", "critical,digitalSignature",
                      "extendedKeyUsage", "serverAuth"},
@@ -309,9 +331,10 @@ Result<std::pair<std::string, KeyPair>> Authority::IssueNode(const std::string& 
 Status Authority::Verify(const std::string& cert_pem) const {
   Cert leaf = ReadCert(cert_pem);
   if (!leaf) return Status::Invalid("not a PEM certificate");
-  Cert ca = ReadCert(cert_pem_);
   Store store(X509_STORE_new());
-  X509_STORE_add_cert(store.get(), ca.get());
+  for (const std::string* pem : {&cert_pem_, &previous_cert_pem_}) {
+    if (Cert ca = ReadCert(*pem)) X509_STORE_add_cert(store.get(), ca.get());
+  }
   StoreCtx ctx(X509_STORE_CTX_new());
   X509_STORE_CTX_init(ctx.get(), store.get(), leaf.get(), nullptr);
   if (X509_verify_cert(ctx.get()) != 1) {

@@ -12,6 +12,11 @@
 //     without leading zeros;
 //   - a fingerprint is "sha256:" and the lowercase hex SHA-256 of the DER.
 //
+// Rotation (S12): an authority may carry the previous CA beside the current
+// one. Node certificates are then signed by the current CA, the server's by
+// the previous (nodes that have not renewed yet trust only it), and the trust
+// bundle, current first, holds both.
+//
 // OpenSSL stays inside authority.cpp; certificates cross as PEM text.
 // Thread-safe after construction: an Authority is immutable.
 #pragma once
@@ -47,6 +52,7 @@ struct CertInfo {
   std::string organization;
   std::string serial;       // lowercase hex, no leading zeros
   std::string fingerprint;  // "sha256:<hex of DER>"
+  std::string issuer_sha256;  // hex SHA-256 of the issuer name's DER
   int64_t not_before_ns = 0;
   int64_t not_after_ns = 0;
   bool is_ca = false;
@@ -65,25 +71,33 @@ class Authority {
   static Result<Authority> Create(const std::string& deployment, int64_t now_ns);
   // The CA from its certificate and key.
   static Result<Authority> Load(const std::string& cert_pem, const std::string& key_pem);
+  // During a rotation: the CA being retired, which must belong to the same
+  // deployment. It keeps signing the server's certificate until retired.
+  Status AddPrevious(const std::string& cert_pem, const std::string& key_pem);
 
   const std::string& cert_pem() const { return cert_pem_; }
   const std::string& key_pem() const { return key_pem_; }  // SECRET
   const std::string& deployment() const { return deployment_; }
+  // The fingerprint of the current CA (the first in the bundle).
   std::string fingerprint() const;
+  // Every CA a node must accept: the current one first, then the previous.
+  std::string trust_bundle_pem() const { return cert_pem_ + previous_cert_pem_; }
+  bool rotating() const { return !previous_cert_pem_.empty(); }
 
   // The server's certificate for `names` (DNS names or IP literals), with
-  // its new key.
+  // its new key, signed by the previous CA while rotating.
   Result<std::pair<std::string, KeyPair>> IssueServer(const std::vector<std::string>& names, int64_t now_ns) const;
   // A node certificate for the key in `csr_pem`, named `node` whatever the
   // CSR asks for (the operator approved the name, not the CSR's subject).
   Result<std::string> SignNodeCSR(const std::string& csr_pem, const std::string& node, int64_t now_ns) const;
   // Offline issue: a new key and its certificate, for an operator to copy.
   Result<std::pair<std::string, KeyPair>> IssueNode(const std::string& node, int64_t now_ns) const;
-  // Whether `cert_pem` was signed by this authority.
+  // Whether `cert_pem` was signed by a CA of the trust bundle.
   Status Verify(const std::string& cert_pem) const;
 
  private:
   std::string cert_pem_, key_pem_, deployment_;
+  std::string previous_cert_pem_, previous_key_pem_;  // "" unless rotating
 };
 
 // A renewal is due when less than a third of the lifetime remains.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ports/ledger.h"
@@ -34,6 +35,17 @@ struct TierShape {
   std::vector<std::string> labels;
   bool has_target = false;  // a JIT registration is minted for this tier
 };
+
+// A runner's name carries its lease: the JIT route reads the lease (and so
+// the entitlement) from it, and a runner can always be found again by name
+// without a journal, because the name is fixed before GitHub is asked.
+inline constexpr std::string_view kRunnerNamePrefix = "np-";
+inline std::string RunnerNameFor(const std::string& lease_id) { return std::string(kRunnerNamePrefix) + lease_id; }
+// The lease a runner name was given for, or "" when nodeplane did not name it.
+inline std::string LeaseOfRunnerName(std::string_view name) {
+  if (name.size() <= kRunnerNamePrefix.size() || name.substr(0, kRunnerNamePrefix.size()) != kRunnerNamePrefix) return {};
+  return std::string(name.substr(kRunnerNamePrefix.size()));
+}
 
 struct UpgradeSpec {
   std::string version, manifest_sha256, rollout_id;

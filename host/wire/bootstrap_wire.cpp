@@ -17,7 +17,7 @@ void BootstrapWire::Handle(HttpRequest req, Responder respond) {
   std::string_view path = req.target;
   path = path.substr(0, path.find('?'));
   if (path == "/v1/ca" && req.method == "GET") {
-    return json(200, EncodeCA(authority_.cert_pem(), authority_.fingerprint(), authority_.deployment()));
+    return json(200, EncodeCA(authority_.trust_bundle_pem(), authority_.fingerprint(), authority_.deployment()));
   }
   if (path != "/v1/enroll" || req.method != "POST") {
     return json(404, EncodeError("not_found", "this listener serves GET /v1/ca and POST /v1/enroll only"));
@@ -57,7 +57,7 @@ void BootstrapWire::Handle(HttpRequest req, Responder respond) {
     }
     const bool approved = e->state == ports::EnrollmentState::kApproved;
     reply(200, EncodeEnrollReply(e->state, e->fingerprint, approved ? e->cert_pem : "",
-                                 approved ? authority_.cert_pem() : ""));
+                                 approved ? authority_.trust_bundle_pem() : ""));
   });
 }
 

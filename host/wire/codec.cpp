@@ -245,6 +245,61 @@ Result<EnrollBody> DecodeEnroll(std::string_view body) {
   return b;
 }
 
+Result<std::string> DecodeRenew(std::string_view body) {
+  Reader r(body, "renew");
+  std::string csr = r.String("csr_pem");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  if (csr.empty()) return Status::Invalid("renew: field \"csr_pem\" must name the new key's certificate request");
+  return csr;
+}
+
+Result<std::string> DecodeDescribe(std::string_view body) {
+  Reader r(body, "describe");
+  std::string tier = r.String("tier");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  if (tier.empty()) return Status::Invalid("describe: field \"tier\" must name a tier of the catalogue");
+  return tier;
+}
+
+Result<JitBody> DecodeJit(std::string_view body) {
+  Reader r(body, "jit");
+  JitBody b;
+  b.runner_name = r.String("runner_name");
+  b.work_folder = r.String("work_folder");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  return b;
+}
+
+Result<RemoveRunnerBody> DecodeRemoveRunner(std::string_view body) {
+  Reader r(body, "runner_remove");
+  RemoveRunnerBody b;
+  b.runner_id = r.Int("runner_id");
+  if (Status s = r.Finish(); !s.ok()) return s;
+  if (b.runner_id < 0) return Status::Invalid("runner_remove: field \"runner_id\" must not be negative");
+  return b;
+}
+
+std::string EncodeRenewReply(const std::string& cert_pem, const std::string& ca_pem) {
+  return Serialize(json::object{{"cert_pem", cert_pem}, {"ca_pem", ca_pem}});
+}
+
+std::string EncodeCachePolicy(bool allowed) { return Serialize(json::object{{"allowed", allowed}}); }
+
+std::string EncodeDescribe(const std::optional<ports::RunnerSet>& set) {
+  if (!set) return Serialize(json::object{{"found", false}});
+  json::array labels;
+  for (const std::string& l : set->labels) labels.emplace_back(l);
+  return Serialize(json::object{{"found", true}, {"id", set->id}, {"name", set->name}, {"labels", labels}});
+}
+
+std::string EncodeJit(const ports::JitRegistration& r) {
+  return Serialize(json::object{{"config", r.encoded_config}, {"runner_id", r.runner_id}, {"runner_name", r.runner_name}});
+}
+
+std::string EncodeRecover(std::string_view state) {
+  return Serialize(json::object{{"state", json::string_view(state.data(), state.size())}});
+}
+
 std::string EncodeHealth(const std::string& deployment) {
   return Serialize(json::object{{"status", "ok"}, {"deployment", deployment}});
 }

@@ -5,12 +5,14 @@
 // Boost.JSON stays inside codec.cpp.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
 #include "plane/protocol.h"
+#include "ports/jit.h"
 #include "ports/ledger.h"
 
 namespace nodeplane::wire {
@@ -35,6 +37,14 @@ struct EnrollBody {
   std::string node, csr_pem, join_token;  // join_token: SECRET
 };
 
+// JIT bodies. The runner name carries the lease (plane::RunnerNameFor).
+struct JitBody {
+  std::string runner_name, work_folder;
+};
+struct RemoveRunnerBody {
+  int64_t runner_id = 0;  // 0: by the lease's runner name
+};
+
 // Each returns Invalid with a message a person can act on.
 Result<plane::RegisterRequest> DecodeRegister(std::string_view body);
 Result<plane::CommandResult> DecodeResult(std::string_view body);
@@ -45,6 +55,10 @@ Result<FailureBody> DecodeFailure(std::string_view body);
 Result<ReconcileBody> DecodeReconcile(std::string_view body);
 Status DecodeEmpty(std::string_view body, const char* type);             // withdraw: {}
 Result<EnrollBody> DecodeEnroll(std::string_view body);
+Result<std::string> DecodeRenew(std::string_view body);     // {csr_pem}
+Result<std::string> DecodeDescribe(std::string_view body);  // {tier}
+Result<JitBody> DecodeJit(std::string_view body);
+Result<RemoveRunnerBody> DecodeRemoveRunner(std::string_view body);
 
 std::string Encode(const plane::RegisterResponse& r);
 std::string Encode(const plane::Command& c);
@@ -56,6 +70,12 @@ std::string EncodeHealth(const std::string& deployment);
 std::string EncodeCA(const std::string& ca_pem, const std::string& fingerprint, const std::string& deployment);
 std::string EncodeEnrollReply(ports::EnrollmentState state, const std::string& fingerprint,
                               const std::string& cert_pem, const std::string& ca_pem);
+std::string EncodeRenewReply(const std::string& cert_pem, const std::string& ca_pem);
+std::string EncodeCachePolicy(bool allowed);
+// found=false answers with nothing else.
+std::string EncodeDescribe(const std::optional<ports::RunnerSet>& set);
+std::string EncodeJit(const ports::JitRegistration& r);  // carries a SECRET
+std::string EncodeRecover(std::string_view state);       // "busy" or "retired"
 
 // Phase names on the wire; quarantine is never accepted from a node.
 Result<ports::Phase> ParseWirePhase(std::string_view name);

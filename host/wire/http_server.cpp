@@ -20,11 +20,13 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <openssl/pem.h>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_set>
 
+#include "pki/authority.h"
 #include "wire/codec.h"
 
 namespace nodeplane::wire {
@@ -92,19 +94,19 @@ struct HttpServer::Impl {
   bool started = false;
 };
 
-// The Common Name of a verified client certificate, or "".
-std::string PeerCommonName(SSL* ssl) {
+// What the verified client certificate says, or null without one.
+std::shared_ptr<const PeerCertificate> VerifiedPeer(SSL* ssl) {
   X509* cert = SSL_get0_peer_certificate(ssl);
-  if (cert == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return {};
-  X509_NAME* name = X509_get_subject_name(cert);
-  int i = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
-  if (i < 0) return {};
-  unsigned char* utf8 = nullptr;
-  int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i)));
-  if (n < 0) return {};
-  std::string cn(reinterpret_cast<char*>(utf8), static_cast<size_t>(n));
-  OPENSSL_free(utf8);
-  return cn;
+  if (cert == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return nullptr;
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_X509(bio, cert);
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio, &data);
+  auto info = pki::InspectCert(std::string(data, static_cast<size_t>(n)));
+  BIO_free(bio);
+  if (!info.ok()) return nullptr;
+  return std::make_shared<const PeerCertificate>(
+      PeerCertificate{info->common_name, info->serial, info->issuer_sha256, info->not_before_ns});
 }
 
 // One connection over `Stream`: beast::tcp_stream, or an ssl_stream over one.
@@ -123,7 +125,7 @@ class Connection : public ConnectionBase {
       beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
       stream_.async_handshake(asio::ssl::stream_base::server, [self = Self()](beast::error_code ec) {
         if (ec) return self->Shutdown();
-        self->peer_cn_ = PeerCommonName(self->stream_.native_handle());
+        self->peer_ = VerifiedPeer(self->stream_.native_handle());
         self->ReadHeader();
       });
     } else {
@@ -181,7 +183,7 @@ class Connection : public ConnectionBase {
       req.headers.emplace_back(std::move(name), std::string(field.value()));
     }
     req.body = std::move(msg.body());
-    req.peer_cn = peer_cn_;
+    req.peer = peer_;
     req.tls = kTls;
     std::weak_ptr<Connection> weak = Self();
     std::shared_ptr<Gate> gate = server_.gate;
@@ -221,7 +223,7 @@ class Connection : public ConnectionBase {
   }
 
   Stream stream_;
-  std::string peer_cn_;
+  std::shared_ptr<const PeerCertificate> peer_;
   HttpServer::Impl& server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;

@@ -29,14 +29,22 @@
 
 namespace nodeplane::wire {
 
+// The verified client certificate a TLS connection presented.
+struct PeerCertificate {
+  std::string common_name;    // the node's identity
+  std::string serial;         // lowercase hex, no leading zeros
+  std::string issuer_sha256;  // hex SHA-256 of the issuer name's DER
+  int64_t not_before_ns = 0;
+};
+
 struct HttpRequest {
   std::string method;
   std::string target;  // path and query, as sent
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
   bool tls = false;
-  // The Common Name of the verified client certificate; "" without one.
-  std::string peer_cn;
+  // Null without a verified client certificate. Read once per connection.
+  std::shared_ptr<const PeerCertificate> peer;
   // The header's value, or "" when absent.
   std::string_view Header(std::string_view lower_name) const;
 };

@@ -1,5 +1,8 @@
 #include "wire/node_wire.h"
 
+#include <cctype>
+#include <chrono>
+#include <string>
 #include <vector>
 
 #include "nodeplane/np_plugin.h"  // the ledger ports report NP_* codes as Status::detail()
@@ -22,6 +25,7 @@ struct NodeWire::Call {
     WireError e = MapStatus(s);
     Fail(e.status, e.code, s.message());
   }
+  void NoRoute() { Fail(404, "not_found", "no route for " + req.method + " " + req.target.substr(0, 200)); }
 };
 
 namespace {
@@ -39,6 +43,35 @@ std::vector<std::string> Split(std::string_view target) {
     start = slash + 1;
   }
   return out;
+}
+
+// The query parameter `key`, percent-decoded ("+" is a space); "" when absent.
+std::string QueryParam(std::string_view target, std::string_view key) {
+  size_t q = target.find('?');
+  if (q == std::string_view::npos) return {};
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    size_t eq = pair.find('=');
+    if (pair.substr(0, eq) != key) continue;
+    std::string_view raw = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    std::string out;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '+') {
+        out.push_back(' ');
+      } else if (raw[i] == '%' && i + 2 < raw.size() && std::isxdigit(static_cast<unsigned char>(raw[i + 1])) &&
+                 std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
+        out.push_back(static_cast<char>(std::stoi(std::string(raw.substr(i + 1, 2)), nullptr, 16)));
+        i += 2;
+      } else {
+        out.push_back(raw[i]);
+      }
+    }
+    return out;
+  }
+  return {};
 }
 
 }  // namespace
@@ -67,13 +100,15 @@ WireError MapStatus(const Status& s) {
   }
 }
 
-NodeWire::NodeWire(std::string deployment, plane::Plane* plane, ports::LeaseStore* leases, Logger& log,
-                   unsigned workers)
-    : deployment_(std::move(deployment)),
-      plane_(plane),
-      leases_(leases),
-      log_(&log),
-      workers_(std::make_unique<CallPool>(workers)) {}
+NodeWire::NodeWire(NodeWireOptions options)
+    : o_(std::move(options)), workers_(std::make_unique<CallPool>(o_.workers)) {
+  if (!o_.now_ns) {
+    o_.now_ns = [] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+}
 
 void NodeWire::Handle(HttpRequest request, Responder respond) {
   auto c = std::make_shared<Call>();
@@ -91,39 +126,54 @@ void NodeWire::Route(const std::shared_ptr<Call>& c) {
   const auto& p = c->path;
   if (p.size() == 1 && p[0] == "healthz") {
     if (m != "GET" && m != "HEAD") return c->Fail(405, "refused", "/healthz answers GET only");
-    return c->Reply(200, EncodeHealth(deployment_));
+    return c->Reply(200, EncodeHealth(o_.deployment));
   }
-  if (plane_ == nullptr || p.size() < 2 || p[0] != "v1") {
-    return c->Fail(404, "not_found", "no route for " + m + " " + c->req.target.substr(0, 200));
-  }
+  if (o_.plane == nullptr || p.size() < 2 || p[0] != "v1") return c->NoRoute();
   if (p.size() == 2 && p[1] == "register") {
     if (m != "POST") return c->Fail(405, "refused", "a registration is a POST");
-    return Register(c);
+    return Register(c);  // authenticated against the body's name, after decoding
   }
   if (p.size() >= 4 && p[1] == "nodes" && !p[2].empty()) {
     c->node = p[2];
-    if (!Authenticated(c)) return;
-    const std::string& what = p[3];
-    if (p.size() == 4) {
-      if (m == "POST" && what == "poll") return ForNewWork(c) ? Poll(c) : void();
-      if (m == "POST" && what == "result") return Result(c);  // forNode
-      if (m == "POST" && what == "withdraw") return ForNewWork(c) ? Withdraw(c) : void();
-      if (m == "GET" && what == "launched") return ForNewWork(c) ? Launched(c) : void();
-      if (m == "POST" && what == "reconcile") return ForNewWork(c) ? Reconcile(c) : void();
-    }
-    if (what == "leases" && p.size() >= 5 && !p[4].empty()) {
-      c->lease = p[4];
-      if (p.size() == 5 && m == "GET") return ForOwnLease(c, [this, c] { LeaseOp(c, "get"); });
-      if (p.size() == 6 && m == "POST") {
-        const std::string& op = p[5];
-        if (op == "bind") return ForNewWork(c) ? Bind(c) : void();
-        if (op == "advance" || op == "heartbeat" || op == "failure" || op == "release") {
-          return ForOwnLease(c, [this, c, op] { LeaseOp(c, op); });
-        }
+    return RouteNode(c);
+  }
+  c->NoRoute();
+}
+
+void NodeWire::RouteNode(const std::shared_ptr<Call>& c) {
+  const std::string& m = c->req.method;
+  const auto& p = c->path;
+  const std::string& what = p[3];
+  auto run = [this, c](void (NodeWire::*route)(const std::shared_ptr<Call>&)) {
+    return [this, c, route] { (this->*route)(c); };
+  };
+  if (p.size() == 4) {
+    if (m == "POST" && what == "poll") return ForNewWork(c, run(&NodeWire::Poll));
+    if (m == "POST" && what == "result") return ForNode(c, run(&NodeWire::ReportResult));
+    if (m == "POST" && what == "withdraw") return ForNewWork(c, run(&NodeWire::Withdraw));
+    if (m == "GET" && what == "launched") return ForNewWork(c, run(&NodeWire::Launched));
+    if (m == "POST" && what == "reconcile") return ForNewWork(c, run(&NodeWire::Reconcile));
+    if (m == "POST" && what == "renew") return ForNode(c, run(&NodeWire::Renew));
+    if (m == "GET" && what == "cache-policy") return ForNode(c, run(&NodeWire::CachePolicy));
+    if (m == "POST" && what == "describe") return ForNewWork(c, run(&NodeWire::Describe));
+    if (m == "POST" && what == "jit") return ForNode(c, run(&NodeWire::Jit));  // a superseded process may finish its launch
+  }
+  if (what == "leases" && p.size() >= 5 && !p[4].empty()) {
+    c->lease = p[4];
+    if (p.size() == 5 && m == "GET") return ForOwnLease(c, [this, c] { LeaseOp(c, "get"); });
+    if (p.size() == 6 && m == "POST") {
+      const std::string& op = p[5];
+      if (op == "bind") return ForNewWork(c, run(&NodeWire::Bind));
+      if (op == "advance" || op == "heartbeat" || op == "failure" || op == "release") {
+        return ForOwnLease(c, [this, c, op] { LeaseOp(c, op); });
       }
     }
+    if (p.size() == 7 && m == "POST" && p[5] == "runner") {
+      if (p[6] == "remove") return ForOwnLease(c, run(&NodeWire::RemoveRunner));
+      if (p[6] == "recover") return ForOwnLease(c, run(&NodeWire::RecoverRunner));
+    }
   }
-  c->Fail(404, "not_found", "no route for " + m + " " + c->req.target.substr(0, 200));
+  c->NoRoute();
 }
 
 bool NodeWire::Authenticated(const std::shared_ptr<Call>& c) {
@@ -131,43 +181,80 @@ bool NodeWire::Authenticated(const std::shared_ptr<Call>& c) {
   // TLS the certificate decides, and a path that disagrees is rejected, never
   // reconciled (R08).
   if (!c->req.tls) return true;
-  if (c->req.peer_cn.empty()) {
+  if (!c->req.peer || c->req.peer->common_name.empty()) {
     c->Fail(401, "unauthenticated", "this wire requires a client certificate issued by the deployment's authority");
     return false;
   }
-  if (c->req.peer_cn != c->node) {
-    c->Fail(403, "refused", "this connection is authenticated as node \"" + c->req.peer_cn +
+  if (c->req.peer->common_name != c->node) {
+    c->Fail(403, "refused", "this connection is authenticated as node \"" + c->req.peer->common_name +
                                 "\" and cannot act for \"" + c->node + "\"");
     return false;
   }
   return true;
 }
 
-bool NodeWire::ForNewWork(const std::shared_ptr<Call>& c) {
-  Status s = plane_->CheckIncarnation(c->node, c->incarnation);
-  if (plane::Is(s, plane::kSuperseded)) {
-    c->Fail(s);
+bool NodeWire::NotRevoked(const std::shared_ptr<Call>& c) {
+  if (!c->req.tls) return true;  // no certificate, nothing to take back
+  const PeerCertificate& peer = *c->req.peer;
+  auto unreadable = [&](const Status& s) {
+    o_.log->Warn("wire.revocations_unreadable", {{"node", c->node}, {"error", s.message()}});
+    c->Fail(503, "unavailable", "the revocation lists cannot be read, so no certificate is accepted; try again");
     return false;
+  };
+  auto revoked = [&] {
+    o_.log->Info("wire.revoked_certificate", {{"node", c->node}, {"serial", peer.serial}});
+    c->Fail(403, "refused", "certificate " + peer.serial + " of node \"" + c->node +
+                                "\" has been revoked; the node needs a new certificate");
+    return false;
+  };
+  if (o_.revocations == nullptr) return unreadable(Status::Unavailable("no revocation store is configured"));
+  // A certificate's issue time is its NotBefore without the clock-skew allowance.
+  auto in_ledger = o_.revocations->CertRevokedFor(c->node, peer.serial, peer.not_before_ns + pki::kSkewNs);
+  if (!in_ledger.ok()) return unreadable(in_ledger.status());
+  if (*in_ledger) return revoked();
+  const ports::CertIdentity id{peer.serial, peer.issuer_sha256, c->node, peer.not_before_ns};
+  for (ports::RevocationList* list : o_.revocation_lists) {
+    auto r = list->IsRevoked(id);
+    if (!r.ok()) return unreadable(r.status());
+    if (*r) return revoked();
   }
-  return true;  // an unknown node is answered "unregistered" by the route itself
+  return true;
 }
 
-void NodeWire::ForOwnLease(const std::shared_ptr<Call>& c, std::function<void()> then) {
+void NodeWire::ForNode(const std::shared_ptr<Call>& c, Step then) {
+  if (!Authenticated(c)) return;
+  if (!c->req.tls) return then();
   workers_->Post([this, c, then = std::move(then)] {
-    plane_->Seen(c->node, c->incarnation);  // a heartbeat is evidence of life
-    auto by_owner = plane_->AuthorizeLease(c->node, c->incarnation, c->lease);
-    if (!by_owner.ok()) return c->Fail(by_owner.status());
-    if (!*by_owner) {
-      // Admitted by membership alone: the ledger must place the lease here (R19).
-      auto lease = leases_->GetLease(c->lease);
-      if (!lease.ok()) return c->Fail(lease.status());
-      const std::string& placed = lease->node.empty() ? lease->target_node : lease->node;
-      if (!placed.empty() && placed != c->node) {
-        return c->Fail(409, "superseded",
-                       "the ledger places lease " + c->lease + " on node \"" + placed + "\", not \"" + c->node + "\"");
+    if (NotRevoked(c)) then();
+  });
+}
+
+void NodeWire::ForNewWork(const std::shared_ptr<Call>& c, Step then) {
+  ForNode(c, [this, c, then = std::move(then)] {
+    Status s = o_.plane->CheckIncarnation(c->node, c->incarnation);
+    if (plane::Is(s, plane::kSuperseded)) return c->Fail(s);
+    then();  // an unknown node is answered "unregistered" by the route itself
+  });
+}
+
+void NodeWire::ForOwnLease(const std::shared_ptr<Call>& c, Step then) {
+  ForNode(c, [this, c, then = std::move(then)] {
+    workers_->Post([this, c, then = std::move(then)] {
+      o_.plane->Seen(c->node, c->incarnation);  // a heartbeat is evidence of life
+      auto by_owner = o_.plane->AuthorizeLease(c->node, c->incarnation, c->lease);
+      if (!by_owner.ok()) return c->Fail(by_owner.status());
+      if (!*by_owner) {
+        // Admitted by membership alone: the ledger must place the lease here (R19).
+        auto lease = o_.leases->GetLease(c->lease);
+        if (!lease.ok()) return c->Fail(lease.status());
+        const std::string& placed = lease->node.empty() ? lease->target_node : lease->node;
+        if (!placed.empty() && placed != c->node) {
+          return c->Fail(409, "superseded",
+                         "the ledger places lease " + c->lease + " on node \"" + placed + "\", not \"" + c->node + "\"");
+        }
       }
-    }
-    then();
+      then();
+    });
   });
 }
 
@@ -176,17 +263,17 @@ void NodeWire::Register(const std::shared_ptr<Call>& c) {
     auto req = DecodeRegister(c->req.body);
     if (!req.ok()) {
       // Nobody can be named: on the loopback wire every proof is discarded (R15).
-      Status s = plane_->ArrivalWasUnreadable();
+      Status s = o_.plane->ArrivalWasUnreadable();
       if (!s.ok()) return c->Fail(503, "", s.message());
       return c->Fail(req.status());
     }
     // Discarding the node's barrier proof comes first, before any check (R16, R18).
-    if (Status s = plane_->ArrivingForRegistration(req->node); !s.ok()) return c->Fail(503, "", s.message());
+    if (Status s = o_.plane->ArrivingForRegistration(req->node); !s.ok()) return c->Fail(503, "", s.message());
     c->node = req->node;
-    if (!Authenticated(c)) return;
-    auto launched = leases_->LaunchedLeaseIds(req->node);
+    if (!Authenticated(c) || !NotRevoked(c)) return;
+    auto launched = o_.leases->LaunchedLeaseIds(req->node);
     if (!launched.ok()) return c->Fail(503, "", launched.status().message());
-    auto resp = plane_->CompleteRegistration(*req, *launched);
+    auto resp = o_.plane->CompleteRegistration(*req, *launched);
     if (!resp.ok()) {
       if (plane::Is(resp.status(), plane::kRefused)) return c->Fail(resp.status());
       return c->Fail(503, "", resp.status().message());  // an outage: the node retries
@@ -196,17 +283,17 @@ void NodeWire::Register(const std::shared_ptr<Call>& c) {
 }
 
 void NodeWire::Poll(const std::shared_ptr<Call>& c) {
-  plane_->PollAsync(c->node, c->incarnation, [c](nodeplane::Result<std::optional<plane::Command>> r) {
+  o_.plane->PollAsync(c->node, c->incarnation, [c](nodeplane::Result<std::optional<plane::Command>> r) {
     if (!r.ok()) return c->Fail(r.status());
     if (!r->has_value()) return c->NoContent();  // nothing to do
     c->Reply(200, Encode(**r));
   });
 }
 
-void NodeWire::Result(const std::shared_ptr<Call>& c) {
+void NodeWire::ReportResult(const std::shared_ptr<Call>& c) {
   auto res = DecodeResult(c->req.body);
   if (!res.ok()) return c->Fail(res.status());
-  Status s = plane_->ReceiveResult(c->node, c->incarnation, *res);
+  Status s = o_.plane->ReceiveResult(c->node, c->incarnation, *res);
   if (!s.ok()) return c->Fail(s);
   c->NoContent();
 }
@@ -214,7 +301,7 @@ void NodeWire::Result(const std::shared_ptr<Call>& c) {
 void NodeWire::Withdraw(const std::shared_ptr<Call>& c) {
   if (Status s = DecodeEmpty(c->req.body.empty() ? "{}" : c->req.body, "withdraw"); !s.ok()) return c->Fail(s);
   workers_->Post([this, c] {
-    Status s = plane_->Withdraw(c->node, c->incarnation);
+    Status s = o_.plane->Withdraw(c->node, c->incarnation);
     if (!s.ok()) return c->Fail(s);
     c->NoContent();
   });
@@ -224,10 +311,10 @@ void NodeWire::Bind(const std::shared_ptr<Call>& c) {
   auto body = DecodeEpoch(c->req.body, "bind");
   if (!body.ok()) return c->Fail(body.status());
   workers_->Post([this, c, epoch = body->epoch] {
-    plane_->Seen(c->node, c->incarnation);
-    if (Status s = plane_->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
+    o_.plane->Seen(c->node, c->incarnation);
+    if (Status s = o_.plane->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
     // The path decides the node; a body naming another is ignored, not obeyed.
-    Status s = leases_->Bind(c->lease, epoch, c->node, c->incarnation);
+    Status s = o_.leases->Bind(c->lease, epoch, c->node, c->incarnation);
     if (!s.ok()) return c->Fail(s);
     c->NoContent();
   });
@@ -236,7 +323,7 @@ void NodeWire::Bind(const std::shared_ptr<Call>& c) {
 void NodeWire::LeaseOp(const std::shared_ptr<Call>& c, const std::string& op) {
   const std::string& body = c->req.body;
   if (op == "get") {
-    auto lease = leases_->GetLease(c->lease);
+    auto lease = o_.leases->GetLease(c->lease);
     if (!lease.ok()) return c->Fail(lease.status());
     return c->Reply(200, EncodeLease(*lease));
   }
@@ -244,20 +331,20 @@ void NodeWire::LeaseOp(const std::shared_ptr<Call>& c, const std::string& op) {
   if (op == "advance") {
     auto b = DecodeAdvance(body);
     if (!b.ok()) return c->Fail(b.status());
-    s = leases_->Advance(c->lease, b->epoch, b->phase, c->incarnation);
+    s = o_.leases->Advance(c->lease, b->epoch, b->phase, c->incarnation);
   } else if (op == "heartbeat") {
     auto b = DecodeEpoch(body, "heartbeat");
     if (!b.ok()) return c->Fail(b.status());
-    s = leases_->Heartbeat(c->lease, b->epoch);
+    s = o_.leases->Heartbeat(c->lease, b->epoch);
   } else if (op == "failure") {
     auto b = DecodeFailure(body);
     if (!b.ok()) return c->Fail(b.status());
-    s = leases_->MarkFailure(c->lease, b->epoch, b->reason);
+    s = o_.leases->MarkFailure(c->lease, b->epoch, b->reason);
   } else {
     auto b = DecodeRelease(body);
     if (!b.ok()) return c->Fail(b.status());
-    s = leases_->Release(c->lease, b->epoch, b->phase);
-    if (s.ok()) plane_->ForgetLease(c->node, c->lease);  // ended: its owner record goes
+    s = o_.leases->Release(c->lease, b->epoch, b->phase);
+    if (s.ok()) o_.plane->ForgetLease(c->node, c->lease);  // ended: its owner record goes
   }
   if (!s.ok()) return c->Fail(s);
   c->NoContent();
@@ -265,11 +352,11 @@ void NodeWire::LeaseOp(const std::shared_ptr<Call>& c, const std::string& op) {
 
 void NodeWire::Launched(const std::shared_ptr<Call>& c) {
   workers_->Post([this, c] {
-    if (Status s = plane_->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
-    plane_->Seen(c->node, c->incarnation);
-    auto launched = leases_->LaunchedLeaseIds(c->node);
+    if (Status s = o_.plane->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
+    o_.plane->Seen(c->node, c->incarnation);
+    auto launched = o_.leases->LaunchedLeaseIds(c->node);
     if (!launched.ok()) return c->Fail(launched.status());
-    auto quarantined = leases_->QuarantinedLeaseIds(c->node);
+    auto quarantined = o_.leases->QuarantinedLeaseIds(c->node);
     if (!quarantined.ok()) return c->Fail(quarantined.status());
     c->Reply(200, EncodeLaunched(*launched, *quarantined));
   });
@@ -279,10 +366,160 @@ void NodeWire::Reconcile(const std::shared_ptr<Call>& c) {
   auto body = DecodeReconcile(c->req.body);
   if (!body.ok()) return c->Fail(body.status());
   workers_->Post([this, c, running = std::move(body->instances)] {
-    auto freed = plane_->ReconcileInventory(c->node, c->incarnation, running);
+    auto freed = o_.plane->ReconcileInventory(c->node, c->incarnation, running);
     if (!freed.ok()) return c->Fail(freed.status());
     c->Reply(200, EncodeFreed(*freed));
   });
+}
+
+void NodeWire::Renew(const std::shared_ptr<Call>& c) {
+  if (o_.authority == nullptr || !c->req.peer) {
+    return c->Fail(501, "refused", "this wire has no certificate authority; renewal needs [wire.tls]");
+  }
+  workers_->Post([this, c] {
+    auto csr = DecodeRenew(c->req.body);
+    if (!csr.ok()) return c->Fail(csr.status());
+    // Named for the authenticated node, whatever the request asks for: a
+    // renewal grants nothing new (R09).
+    const int64_t now = o_.now_ns();
+    auto cert = o_.authority->SignNodeCSR(*csr, c->node, now);
+    if (!cert.ok()) return c->Fail(400, "refused", cert.status().message());
+    auto info = pki::InspectCert(*cert);
+    if (!info.ok()) return c->Fail(500, "unavailable", "the signed certificate cannot be read back");
+    const PeerCertificate& parent = *c->req.peer;
+    ports::IssuedCert issued{info->serial, c->node, "renewed", info->not_after_ns, now, false};
+    // One transaction: refused if the certificate being replaced was revoked meanwhile.
+    Status s = o_.revocations != nullptr
+                   ? o_.revocations->RecordRenewedCert(issued, parent.serial, parent.not_before_ns + pki::kSkewNs)
+                   : Status::Unavailable("no revocation store is configured");
+    if (s.detail() == NP_PARENT_REVOKED) {
+      return c->Fail(401, "unauthenticated", "this certificate has been revoked and cannot renew");
+    }
+    if (!s.ok()) return c->Fail(503, "unavailable", "the new certificate cannot be recorded: " + s.message());
+    o_.log->Info("wire.renewed", {{"node", c->node}, {"parent_serial", parent.serial}, {"serial", info->serial}});
+    c->Reply(200, EncodeRenewReply(*cert, o_.authority->trust_bundle_pem()));
+  });
+}
+
+void NodeWire::CachePolicy(const std::shared_ptr<Call>& c) {
+  if (o_.cache_policy == nullptr) {
+    return c->Fail(503, "", "Actions cache policy is unavailable: no cache-policy plugin is configured");
+  }
+  workers_->Post([this, c] {
+    auto allowed = o_.cache_policy->ActionsCacheAllowed(QueryParam(c->req.target, "owner"),
+                                                        QueryParam(c->req.target, "repository"));
+    if (!allowed.ok()) return c->Fail(503, "", "Actions cache policy is unavailable: " + allowed.status().message());
+    c->Reply(200, EncodeCachePolicy(*allowed));
+  });
+}
+
+Status NodeWire::TargetOf(const std::string& tier, const TierTarget** target, ports::JitSource** source) const {
+  auto t = o_.tiers.find(tier);
+  if (t == o_.tiers.end()) return plane::Refused("tier \"" + tier + "\" is not in the catalogue");
+  if (t->second.target.empty()) {
+    return plane::Refused("tier \"" + tier + "\" has no target, so no runner registration is minted for it");
+  }
+  auto src = o_.jit_sources.find(t->second.target);
+  if (src == o_.jit_sources.end()) {
+    return Status::Unavailable("no JIT source is configured for target \"" + t->second.target + "\"");
+  }
+  *target = &t->second;
+  *source = src->second;
+  return Status::Ok();
+}
+
+Result<ports::RunnerSet> NodeWire::RunnerSetFor(const TierTarget& tier, ports::JitSource& source, bool fresh) {
+  const std::string key = tier.target + '\0' + tier.runner_group;
+  {
+    std::lock_guard lock(sets_mu_);
+    if (fresh) sets_.erase(key);
+    if (auto it = sets_.find(key); it != sets_.end()) return it->second;
+  }
+  auto set = source.Describe(tier.runner_group);
+  if (!set.ok()) return set.status();
+  std::lock_guard lock(sets_mu_);
+  sets_[key] = *set;
+  return *set;
+}
+
+void NodeWire::Describe(const std::shared_ptr<Call>& c) {
+  workers_->Post([this, c] {
+    auto tier = DecodeDescribe(c->req.body);
+    if (!tier.ok()) return c->Fail(tier.status());
+    const TierTarget* target = nullptr;
+    ports::JitSource* source = nullptr;
+    if (Status s = TargetOf(*tier, &target, &source); !s.ok()) return c->Fail(s);
+    auto set = RunnerSetFor(*target, *source, false);
+    if (!set.ok() && set.status().code() == Code::kNotFound) return c->Reply(200, EncodeDescribe(std::nullopt));
+    if (!set.ok()) return c->Fail(set.status());
+    c->Reply(200, EncodeDescribe(*set));
+  });
+}
+
+void NodeWire::Jit(const std::shared_ptr<Call>& c) {
+  workers_->Post([this, c] {
+    auto body = DecodeJit(c->req.body);
+    if (!body.ok()) return c->Fail(body.status());
+    o_.plane->Seen(c->node, c->incarnation);
+    const std::string lease = plane::LeaseOfRunnerName(body->runner_name);
+    if (lease.empty()) {
+      return c->Fail(403, "refused", "runner name \"" + body->runner_name.substr(0, 100) +
+                                         "\" was not assigned by nodeplane, so no command entitles this node to a "
+                                         "registration for it");
+    }
+    // Only the process executing the launch is entitled, and the tier (so
+    // the target, so the App) comes from that launch, never from the node.
+    auto tier = o_.plane->EntitledToLaunch(c->node, c->incarnation, lease);
+    if (!tier.ok()) return c->Fail(tier.status());
+    const TierTarget* target = nullptr;
+    ports::JitSource* source = nullptr;
+    if (Status s = TargetOf(*tier, &target, &source); !s.ok()) return c->Fail(s);
+    ports::JitRequest req{0, body->runner_name, target->labels, body->work_folder};
+    Result<ports::JitRegistration> minted = Status::Internal("not asked");
+    for (bool fresh : {false, true}) {  // a recreated runner group must not wedge the tier
+      auto set = RunnerSetFor(*target, *source, fresh);
+      if (!set.ok()) return c->Fail(set.status());
+      req.set_id = set->id;
+      minted = source->MintJitConfig(req);
+      if (minted.ok() || minted.status().code() != Code::kNotFound) break;
+    }
+    if (!minted.ok()) return c->Fail(minted.status());
+    o_.log->Info("wire.jit_minted", {{"node", c->node}, {"lease", lease}, {"tier", *tier},
+                                     {"target", target->target}, {"runner_id", minted->runner_id}});
+    c->Reply(200, EncodeJit(*minted));
+  });
+}
+
+void NodeWire::RemoveRunner(const std::shared_ptr<Call>& c) {
+  auto body = DecodeRemoveRunner(c->req.body);
+  if (!body.ok()) return c->Fail(body.status());
+  auto lease = o_.leases->GetLease(c->lease);
+  if (!lease.ok()) return c->Fail(lease.status());
+  const TierTarget* target = nullptr;
+  ports::JitSource* source = nullptr;
+  if (Status s = TargetOf(lease->tier, &target, &source); !s.ok()) return c->Fail(s);
+  if (Status s = source->RemoveRunner(body->runner_id, plane::RunnerNameFor(c->lease)); !s.ok()) return c->Fail(s);
+  c->NoContent();
+}
+
+void NodeWire::RecoverRunner(const std::shared_ptr<Call>& c) {
+  if (Status s = DecodeEmpty(c->req.body.empty() ? "{}" : c->req.body, "runner_recover"); !s.ok()) return c->Fail(s);
+  auto lease = o_.leases->GetLease(c->lease);
+  if (!lease.ok()) return c->Fail(lease.status());
+  if (lease->phase != ports::Phase::kQuarantine) {
+    return c->Fail(409, "refused", "runner recovery is only allowed for quarantined compute");
+  }
+  const TierTarget* target = nullptr;
+  ports::JitSource* source = nullptr;
+  if (Status s = TargetOf(lease->tier, &target, &source); !s.ok()) return c->Fail(s);
+  const std::string name = plane::RunnerNameFor(c->lease);
+  auto state = source->RecoverRunner(name);
+  if (!state.ok()) return c->Fail(state.status());
+  if (state->busy) return c->Reply(200, EncodeRecover("busy"));  // a job runs on it: leave it be
+  if (state->present) {
+    if (Status s = source->RemoveRunner(state->runner_id, name); !s.ok()) return c->Fail(s);
+  }
+  c->Reply(200, EncodeRecover("retired"));
 }
 
 }  // namespace nodeplane::wire

@@ -12,57 +12,108 @@
 // Identity: on the loopback wire (no TLS; LoopbackOnly) the node's name is
 // the path's. Over TLS it is the verified client certificate's Common Name,
 // and a path (or registration body) naming another node is refused (R08).
-// The bootstrap, JIT, renewal and cache-policy routes, and revocation checks
-// on every request, come with the rest of issue 5.
+// Then, on every request, the certificate must not be revoked: by serial or
+// by the node's cut-off in the ledger, or by any revocation-list plugin
+// (S11). A list that cannot answer refuses the request with 503: the check
+// fails closed.
 //
 // Threading: Handle() runs on an I/O thread and never blocks: polls park in
-// the Plane, and every ledger or plane call that may block runs on the
-// wire's worker pool.
+// the Plane, and every ledger, plugin or plane call that may block runs on
+// the wire's worker pool.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/call_pool.h"
 #include "common/log.h"
+#include "pki/authority.h"
 #include "plane/plane.h"
+#include "ports/cache_policy.h"
+#include "ports/jit.h"
 #include "ports/ledger.h"
+#include "ports/revocation.h"
 #include "wire/http_server.h"
 
 namespace nodeplane::wire {
 
+// What the JIT routes need to know of a tier: its target picks the JIT
+// source (WithTargetJIT), its group and labels shape the registration.
+struct TierTarget {
+  std::string target;  // "" : no registration is minted for this tier
+  std::string runner_group;
+  std::vector<std::string> labels;
+};
+
+// Everything is borrowed and must outlive the NodeWire. Only `deployment`
+// and `log` are required: without a plane (tests of the listener) the wire
+// serves /healthz only, and each optional port left null makes its routes
+// answer 503 (or 501 for renewal without an authority).
+struct NodeWireOptions {
+  std::string deployment;
+  Logger* log = nullptr;
+  plane::Plane* plane = nullptr;
+  ports::LeaseStore* leases = nullptr;
+  // The ledger's revocations; required when the wire serves TLS.
+  ports::Revocations* revocations = nullptr;
+  std::vector<ports::RevocationList*> revocation_lists;  // plugins; any one revoking refuses
+  const pki::Authority* authority = nullptr;             // renewal (WithRenewal)
+  ports::CachePolicy* cache_policy = nullptr;            // WithCachePolicy
+  std::map<std::string, ports::JitSource*> jit_sources;  // by target (WithTargetJIT)
+  std::map<std::string, TierTarget> tiers;               // by tier label, from the catalogue
+  std::function<int64_t()> now_ns;                       // signing time; null: the wall clock
+  unsigned workers = 8;
+};
+
 class NodeWire : public HttpHandler {
  public:
-  // Everything is borrowed and must outlive the NodeWire. Without a plane
-  // (tests of the listener) it serves /healthz only.
-  NodeWire(std::string deployment, plane::Plane* plane, ports::LeaseStore* leases, Logger& log,
-           unsigned workers = 8);
+  explicit NodeWire(NodeWireOptions options);
   void Handle(HttpRequest request, Responder respond) override;
 
  private:
   struct Call;  // one request being answered
+  using Step = std::function<void()>;
   void Route(const std::shared_ptr<Call>& c);
+  void RouteNode(const std::shared_ptr<Call>& c);
 
-  // Guards
-  bool Authenticated(const std::shared_ptr<Call>& c);
-  bool ForNewWork(const std::shared_ptr<Call>& c);
-  void ForOwnLease(const std::shared_ptr<Call>& c, std::function<void()> then);
+  // Guards. ForNode runs `then` once the caller is proven to be the node
+  // and its certificate is not revoked; the others build on it.
+  void ForNode(const std::shared_ptr<Call>& c, Step then);
+  void ForNewWork(const std::shared_ptr<Call>& c, Step then);
+  void ForOwnLease(const std::shared_ptr<Call>& c, Step then);
+  bool Authenticated(const std::shared_ptr<Call>& c);  // certificate CN = the claimed node
+  bool NotRevoked(const std::shared_ptr<Call>& c);     // blocks: on a worker
 
   // Routes
   void Register(const std::shared_ptr<Call>& c);
   void Poll(const std::shared_ptr<Call>& c);
-  void Result(const std::shared_ptr<Call>& c);
+  void ReportResult(const std::shared_ptr<Call>& c);
   void Withdraw(const std::shared_ptr<Call>& c);
   void Bind(const std::shared_ptr<Call>& c);
   void LeaseOp(const std::shared_ptr<Call>& c, const std::string& op);
   void Launched(const std::shared_ptr<Call>& c);
   void Reconcile(const std::shared_ptr<Call>& c);
+  void Renew(const std::shared_ptr<Call>& c);
+  void CachePolicy(const std::shared_ptr<Call>& c);
+  void Describe(const std::shared_ptr<Call>& c);
+  void Jit(const std::shared_ptr<Call>& c);
+  void RemoveRunner(const std::shared_ptr<Call>& c);
+  void RecoverRunner(const std::shared_ptr<Call>& c);
 
-  std::string deployment_;
-  plane::Plane* plane_ = nullptr;
-  ports::LeaseStore* leases_ = nullptr;
-  Logger* log_ = nullptr;
+  // The JIT source and tier facts for `tier`, or a refusal for the caller.
+  Status TargetOf(const std::string& tier, const TierTarget** target, ports::JitSource** source) const;
+  // The tier's runner group, resolved once per target and group and then
+  // cached; `fresh` drops the cached answer first.
+  Result<ports::RunnerSet> RunnerSetFor(const TierTarget& tier, ports::JitSource& source, bool fresh);
+
+  NodeWireOptions o_;
   std::unique_ptr<CallPool> workers_;
+  std::mutex sets_mu_;
+  std::map<std::string, ports::RunnerSet> sets_;  // "target\0group" -> set
 };
 
 // The HTTP status and error code a failure answers with (billet-wire.md §2).

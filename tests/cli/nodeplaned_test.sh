@@ -64,7 +64,7 @@ serve)
   [ "$body" = '{"status":"ok","deployment":"clitest"}' ] || fail "health body: $body"
   [ "$(stat -c %a "$dir/state")" = 700 ] || fail "state dir mode $(stat -c %a "$dir/state")"
   [ "$(stat -c %a "$dir/state/ledger.db")" = 600 ] || fail "ledger mode $(stat -c %a "$dir/state/ledger.db")"
-  grep -q 'event=ledger.opened instance=ledger plugin=ledger-sqlite' "$dir/log" || fail "no ledger.opened line"
+  grep -q 'event=plugin.opened instance=ledger interface=ledger plugin=ledger-sqlite' "$dir/log" || fail "no plugin.opened line for the ledger"
   kill -TERM $pid
   wait $pid; rc=$?
   [ $rc -eq 0 ] || fail "exit code $rc after SIGTERM"
@@ -84,6 +84,44 @@ serve-tls)
   [ -n "$boot" ] || fail "no bootstrap.listening line: $(cat "$dir/log")"
   ca=$(curl -fsS --max-time 5 --cacert "$dir/state/ca.pem" "https://$boot/v1/ca") || fail "GET /v1/ca failed"
   grep -q '"deployment":"clitest"' <<<"$ca" || fail "unexpected CA answer: $ca"
+  kill -TERM $pid
+  wait $pid || fail "exit code $? after SIGTERM"
+  ;;
+handshake)
+  # The handshake cases seen by an independent TLS client, openssl s_client.
+  start_host "$src/tests/cli/serve_tls.toml"
+  wire=${url#https://}; wire=${wire%/healthz}
+  boot=$(sed -n 's/.*event=bootstrap.listening address=\([^ ]*\).*/\1/p' "$dir/log")
+  ca="$dir/state/ca.pem"
+  get() {  # get ADDRESS PATH [s_client options...]: the response's status line, or nothing
+    local at=$1 path=$2; shift 2
+    printf 'GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' "$path" |
+      timeout 10 openssl s_client -quiet -connect "$at" -CAfile "$ca" -verify_return_error "$@" 2>"$dir/sclient" |
+      head -n1 | tr -d '\r'
+  }
+  # Anonymous: refused on the operational listener, served on the bootstrap one.
+  [ -z "$(get "$wire" /healthz)" ] || fail "an anonymous client was served on the wire"
+  grep -qi 'certificate required' "$dir/sclient" || fail "no certificate-required alert: $(cat "$dir/sclient")"
+  [ "$(get "$boot" /v1/ca)" = "HTTP/1.1 200 OK" ] || fail "the bootstrap listener refused a stranger: $(cat "$dir/sclient")"
+  # TLS 1.2 is not spoken on either listener.
+  [ -z "$(get "$boot" /v1/ca -tls1_2)" ] || fail "TLS 1.2 was accepted"
+  # A node certificate signed by the deployment's CA passes the handshake
+  # (and reaches the route: 401 unregistered); one from another CA does not.
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$dir/n1.key" \
+    -subj "/O=clitest/CN=n1" -out "$dir/n1.csr" 2>/dev/null || fail "openssl req"
+  printf 'extendedKeyUsage=clientAuth\n' >"$dir/ext"
+  openssl x509 -req -in "$dir/n1.csr" -CA "$ca" -CAkey "$dir/state/ca.key" -CAcreateserial -days 1 \
+    -extfile "$dir/ext" -out "$dir/n1.pem" 2>/dev/null || fail "openssl x509 -req"
+  line=$(get "$wire" /v1/nodes/n1/launched -cert "$dir/n1.pem" -key "$dir/n1.key")
+  [ "$line" = "HTTP/1.1 401 Unauthorized" ] || fail "a valid node certificate got \"$line\": $(cat "$dir/sclient")"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$dir/x.key" \
+    -subj "/CN=n1" -days 1 -out "$dir/x.pem" 2>/dev/null || fail "openssl req -x509"
+  [ -z "$(get "$wire" /healthz -cert "$dir/x.pem" -key "$dir/x.key")" ] || fail "a foreign certificate was served"
+  # A 1 MiB + 1 byte body is refused (413) by its declared length, over TLS.
+  head -c 1048577 /dev/zero >"$dir/big"
+  code=$(curl -sS --max-time 10 --cacert "$ca" --cert "$dir/n1.pem" --key "$dir/n1.key" -o /dev/null \
+    -w '%{http_code}' --data-binary @"$dir/big" "https://$wire/v1/register")
+  [ "$code" = 413 ] || fail "an oversized body got $code"
   kill -TERM $pid
   wait $pid || fail "exit code $? after SIGTERM"
   ;;

@@ -94,7 +94,13 @@ class NodeWireTest : public ::testing::Test {
     o.barrier = barrier_.get();
     o.log = &log_;
     plane_ = std::make_unique<plane::Plane>(o);
-    routes_ = std::make_unique<NodeWire>("dep", plane_.get(), ledger_.get(), log_);
+    NodeWireOptions w;
+    w.deployment = "dep";
+    w.log = &log_;
+    w.plane = plane_.get();
+    w.leases = ledger_.get();
+    w.revocations = ledger_.get();
+    routes_ = std::make_unique<NodeWire>(std::move(w));
     ListenerOptions lo;
     lo.name = "wire";
     lo.host = "127.0.0.1";

@@ -29,7 +29,7 @@ int64_t Now() {
 class WhoAmI : public HttpHandler {
  public:
   void Handle(HttpRequest r, Responder respond) override {
-    respond(HttpResponse{200, "text/plain", "cn=" + r.peer_cn + " tls=" + (r.tls ? "1" : "0")});
+    respond(HttpResponse{200, "text/plain", "cn=" + (r.peer ? r.peer->common_name : std::string()) + " tls=" + (r.tls ? "1" : "0")});
   }
 };
 
@@ -131,7 +131,11 @@ TEST_F(TlsListenerTest, R08_APathThatDisagreesWithTheCertificateIsRefused) {
   plane::PlaneOptions po;
   po.deployment = "acme";
   plane::Plane plane(po);
-  NodeWire routes("acme", &plane, nullptr, log_);
+  NodeWireOptions w;
+  w.deployment = "acme";
+  w.log = &log_;
+  w.plane = &plane;
+  NodeWire routes(std::move(w));
   ListenerOptions o;
   o.name = "wire";
   o.host = "127.0.0.1";

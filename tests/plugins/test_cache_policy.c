@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_config.h"
+
 #include "nodeplane/np_cache_policy_v1.h"
 
 #ifndef TEST_ABI_MIN
@@ -35,32 +37,6 @@ static int contains(const char* json, uint64_t len, const char* needle) {
   return 0;
 }
 
-/* Copies the string value that follows `"key"` and a colon, if present. */
-static int find_string(const char* json, uint64_t len, const char* key, char* out, size_t cap) {
-  char pattern[64];
-  size_t klen = strlen(key);
-  const char* end = json + len;
-  const char* p;
-  if (klen + 3 > sizeof pattern) return 0;
-  pattern[0] = '"';
-  memcpy(pattern + 1, key, klen);
-  pattern[klen + 1] = '"';
-  pattern[klen + 2] = '\0';
-  for (p = json; p + klen + 2 <= end; ++p) {
-    if (memcmp(p, pattern, klen + 2) == 0) {
-      size_t n = 0;
-      p += klen + 2;
-      while (p < end && (*p == ' ' || *p == ':')) ++p;
-      if (p >= end || *p != '"') return 0;
-      ++p;
-      while (p < end && *p != '"' && n + 1 < cap) out[n++] = *p++;
-      out[n] = '\0';
-      return 1;
-    }
-  }
-  return 0;
-}
-
 static np_code create(const np_host_v1* host, const char* config_json, uint64_t config_len, uint32_t flags,
                       void** out, np_error* err) {
   instance* self;
@@ -78,7 +54,7 @@ static np_code create(const np_host_v1* host, const char* config_json, uint64_t 
   self = (instance*)calloc(1, sizeof *self);
   if (self == NULL) return np_error_set(err, NP_INTERNAL, 0, "out of memory");
   self->host = host;
-  find_string(config_json, config_len, "deny_owner", self->deny_owner, sizeof self->deny_owner);
+  test_config_string(config_json, config_len, "deny_owner", self->deny_owner, sizeof self->deny_owner);
   *out = self;
   return NP_OK;
 }

@@ -53,7 +53,10 @@ void WaitForOpenConnections(const HttpServer& s, uint32_t n) {
 
 TEST(HttpServer, ServesHealth) {
   Logger log(LogLevel::kError);
-  NodeWire routes("demo", nullptr, nullptr, log);
+  NodeWireOptions w;
+  w.deployment = "demo";
+  w.log = &log;
+  NodeWire routes(std::move(w));
   HttpServer server(Loopback(), routes, log);
   ASSERT_TRUE(server.Start().ok());
   RawConnection c(server.port());

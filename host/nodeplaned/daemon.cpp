@@ -1,0 +1,135 @@
+#include "nodeplaned/daemon.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "config/address.h"
+#include "nodeplaned/catalog.h"
+#include "nodeplaned/plane_config.h"
+#include "version.h"
+
+namespace nodeplane {
+namespace {
+
+Status PrepareStateDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Unavailable("cannot create state directory " + dir + ": " + ec.message());
+  if (::chmod(dir.c_str(), 0700) != 0) {
+    return Status::Unavailable("cannot set mode 0700 on state directory " + dir + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Status Because(const std::string& what, const Status& s) { return Status(s.code(), what + ": " + s.message()); }
+
+}  // namespace
+
+Daemon::Daemon(config::Config cfg, Logger& log) : cfg_(std::move(cfg)), log_(log), host_(log_, cfg_.state_dir) {}
+
+Daemon::~Daemon() { Stop(); }
+
+Result<std::unique_ptr<Daemon>> Daemon::Start(const config::Config& cfg, Logger& log) {
+  if (Status s = PrepareStateDir(cfg.state_dir); !s.ok()) return s;
+  std::unique_ptr<Daemon> d(new Daemon(cfg, log));
+  if (Status s = d->Open(); !s.ok()) return s;  // the destructor stops what started
+  return d;
+}
+
+Status Daemon::Open() {
+  auto plugins = loader::OpenPlugins(cfg_, host_.c(), log_);
+  if (!plugins.ok()) return plugins.status();
+  plugins_ = std::move(*plugins);
+  loader::LedgerAdapter& ledger = *plugins_.ledger;
+  if (Status s = ledger.SetCatalog(CatalogFromConfig(cfg_)); !s.ok()) return Because("the ledger refused the catalogue", s);
+  // A plane that has just started trusts no node until it registers again.
+  if (Status s = ledger.ForgetEveryNode(); !s.ok()) return Because("the ledger cannot forget the old fleet", s);
+
+  plane::PlaneOptions plane_options = PlaneOptionsFromConfig(cfg_);
+  plane_options.registrar = &ledger;
+  plane_options.leases = &ledger;
+  plane_options.barrier = &ledger;
+  plane_options.log = &log_;
+  plane_ = std::make_unique<plane::Plane>(std::move(plane_options));
+  watch_ = std::jthread([this](std::stop_token stop) { plane_->Watch(stop); });
+  barrier_ = std::jthread([this](std::stop_token stop) { plane_->BarrierLoop(stop); });
+  reaper_ = std::make_unique<Reaper>([&ledger] { return ledger.Reap(); }, plane_->runner(), log_,
+                                     cfg_.leases.reap_interval);
+
+  if (cfg_.wire.tls) {
+    auto prepared = PrepareWireTls(cfg_, host_.c()->wall_clock_ns(host_.c()->ctx));
+    if (!prepared.ok()) return Because("the wire's TLS", prepared.status());
+    tls_ = std::move(*prepared);
+  }
+  wire::NodeWireOptions w;
+  w.deployment = cfg_.deployment;
+  w.log = &log_;
+  w.plane = plane_.get();
+  w.leases = &ledger;
+  w.revocations = &ledger;
+  w.revocation_lists = plugins_.RevocationLists();
+  w.authority = authority();
+  w.cache_policy = plugins_.cache_policy.get();
+  w.jit_sources = plugins_.jit_by_target;
+  for (const config::TierConfig& t : cfg_.tiers) w.tiers[t.label] = wire::TierTarget{t.target, t.runner_group, t.labels};
+  routes_ = std::make_unique<wire::NodeWire>(std::move(w));
+
+  auto listen = config::ParseListenAddress(cfg_.wire.listen);
+  wire::ListenerOptions opts;
+  opts.name = "wire";
+  opts.host = listen->host;
+  opts.port = listen->port;
+  opts.max_connections = cfg_.wire.max_connections;
+  opts.header_timeout = cfg_.wire.header_timeout;
+  if (tls_) opts.tls = tls_->tls;
+  wire_ = std::make_unique<wire::HttpServer>(opts, *routes_, log_);
+  if (Status s = wire_->Start(); !s.ok()) return s;
+
+  // Machines without a certificate enroll on a listener of their own, with
+  // its own connection budget (R04); validation guarantees TLS is configured.
+  if (cfg_.bootstrap) {
+    auto at = config::ParseListenAddress(cfg_.bootstrap->listen);
+    bootstrap_routes_ = std::make_unique<wire::BootstrapWire>(tls_->authority, ledger, log_,
+                                                              cfg_.bootstrap->max_enrollments_in_flight);
+    wire::ListenerOptions b;
+    b.name = "bootstrap";
+    b.host = at->host;
+    b.port = at->port;
+    b.max_connections = cfg_.bootstrap->max_connections;
+    b.header_timeout = cfg_.wire.header_timeout;
+    b.body_limit = wire::BootstrapWire::kEnrollBodyLimit;
+    b.tls = tls_->tls;
+    b.tls->require_client_cert = false;  // strangers are who this listener is for
+    bootstrap_ = std::make_unique<wire::HttpServer>(b, *bootstrap_routes_, log_);
+    if (Status s = bootstrap_->Start(); !s.ok()) return s;
+    log_.Info("bootstrap.listening", {{"address", at->host + ":" + std::to_string(bootstrap_->port())},
+                                      {"ca_fingerprint", tls_->authority.fingerprint()}});
+  }
+  log_.Info("host.started", {{"deployment", cfg_.deployment},
+                             {"version", NODEPLANE_VERSION},
+                             {"state_dir", cfg_.state_dir},
+                             {"wire", listen->host + ":" + std::to_string(wire_->port())},
+                             {"tls", cfg_.wire.tls.has_value()}});
+  log_.Info("host.healthy", {{"url", std::string(cfg_.wire.tls ? "https://" : "http://") + listen->host + ":" +
+                                         std::to_string(wire_->port()) + "/healthz"}});
+  return Status::Ok();
+}
+
+void Daemon::Stop() {
+  if (bootstrap_) bootstrap_->Stop();
+  if (wire_) wire_->Stop();
+  reaper_.reset();
+  if (watch_.joinable()) {
+    watch_.request_stop();
+    watch_.join();
+  }
+  if (barrier_.joinable()) {
+    barrier_.request_stop();
+    barrier_.join();
+  }
+}
+
+}  // namespace nodeplane
