@@ -6,9 +6,13 @@
 // plugin then stalls only its own callers, never the listener. Run() blocks
 // the caller until the job has run; Post() does not wait.
 //
+// Run() times each call (queueing included) into the pool's Histogram,
+// which is how plugin and ledger call latency reaches the metrics.
+//
 // Thread-safe. Destruction drains queued calls, then joins.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -17,6 +21,8 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
+
+#include "common/metrics.h"
 
 namespace nodeplane {
 
@@ -31,11 +37,16 @@ class CallPool {
 
   template <typename F>
   std::invoke_result_t<F> Run(F&& fn) {
+    const auto start = std::chrono::steady_clock::now();
     std::packaged_task<std::invoke_result_t<F>()> task(std::forward<F>(fn));
     auto result = task.get_future();
     Submit([&task] { task(); });
+    result.wait();
+    latency_.Observe(std::chrono::steady_clock::now() - start);
     return result.get();
   }
+
+  const Histogram& latency() const { return latency_; }
 
  private:
   void Submit(std::function<void()> job);
@@ -46,6 +57,7 @@ class CallPool {
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  Histogram latency_;
 };
 
 }  // namespace nodeplane

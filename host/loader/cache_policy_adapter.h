@@ -26,6 +26,8 @@ class CachePolicyAdapter : public ports::CachePolicy {
   // What policy is in force; Invalid ("does not describe itself") when the
   // plugin predates the optional describe slot.
   Result<std::string> Describe();
+  // How long calls take, queueing on the instance's pool included.
+  const Histogram& call_latency() const { return pool_.latency(); }
 
  private:
   CachePolicyAdapter(std::shared_ptr<const PluginLibrary> library, std::string who, np_cache_policy_v1 vt,

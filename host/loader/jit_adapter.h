@@ -26,6 +26,8 @@ class JitAdapter : public ports::JitSource {
   Result<ports::JitRegistration> MintJitConfig(const ports::JitRequest& request) override;
   Status RemoveRunner(int64_t runner_id, const std::string& runner_name) override;
   Result<ports::RunnerState> RecoverRunner(const std::string& runner_name) override;
+  // How long calls take, queueing on the instance's pool included.
+  const Histogram& call_latency() const { return pool_.latency(); }
 
  private:
   JitAdapter(std::shared_ptr<const PluginLibrary> library, std::string who, np_jit_v1 vt, void* self);

@@ -26,6 +26,8 @@ class LedgerAdapter : public ports::Ledger {
                                                        const np_host_v1* host, bool validate_only,
                                                        unsigned threads = 4);
   ~LedgerAdapter() override;
+  // How long calls take, queueing on the instance's pool included.
+  const Histogram& call_latency() const { return pool_.latency(); }
 
   // LeaseStore
   Status Bind(const std::string& lease, int64_t epoch, const std::string& node,

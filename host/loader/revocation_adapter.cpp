@@ -1,5 +1,6 @@
 #include "loader/revocation_adapter.h"
 
+#include <chrono>
 #include <cstddef>
 
 #include "loader/plugin_call.h"
@@ -21,12 +22,12 @@ Result<std::unique_ptr<RevocationAdapter>> RevocationAdapter::Create(std::shared
   auto self = CreateInstance(*vt, host, config_json, validate_only, who);
   if (!self.ok()) return self.status();
   if (validate_only) return std::unique_ptr<RevocationAdapter>();
-  return std::unique_ptr<RevocationAdapter>(new RevocationAdapter(std::move(library), who, *vt, *self));
+  return std::unique_ptr<RevocationAdapter>(new RevocationAdapter(std::move(library), instance, who, *vt, *self));
 }
 
-RevocationAdapter::RevocationAdapter(std::shared_ptr<const PluginLibrary> library, std::string who,
-                                     np_revocation_v1 vt, void* self)
-    : library_(std::move(library)), who_(std::move(who)), vt_(vt), self_(self) {}
+RevocationAdapter::RevocationAdapter(std::shared_ptr<const PluginLibrary> library, std::string instance,
+                                     std::string who, np_revocation_v1 vt, void* self)
+    : library_(std::move(library)), instance_(std::move(instance)), who_(std::move(who)), vt_(vt), self_(self) {}
 
 RevocationAdapter::~RevocationAdapter() { vt_.destroy(self_); }
 
@@ -35,7 +36,9 @@ Result<bool> RevocationAdapter::IsRevoked(const ports::CertIdentity& cert) {
                          cert.node.c_str(), cert.not_before_ns};
   PluginError err;
   uint32_t revoked = 0;
+  const auto start = std::chrono::steady_clock::now();
   np_code rc = vt_.is_revoked(self_, &id, &revoked, err.c());
+  latency_.Observe(std::chrono::steady_clock::now() - start);
   if (rc != NP_OK) return err.ToStatus(rc, who_);
   return revoked != 0;
 }

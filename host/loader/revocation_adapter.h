@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "common/metrics.h"
 #include "loader/plugin_library.h"
 #include "nodeplane/np_revocation_v1.h"
 #include "ports/revocation.h"
@@ -24,14 +25,18 @@ class RevocationAdapter : public ports::RevocationList {
   // Called on the asking thread: the ABI requires is_revoked to answer from
   // memory, so a pool hop would cost more than the call.
   Result<bool> IsRevoked(const ports::CertIdentity& cert) override;
+  const Histogram& call_latency() const { return latency_; }
+  const std::string& instance() const { return instance_; }
 
  private:
-  RevocationAdapter(std::shared_ptr<const PluginLibrary> library, std::string who, np_revocation_v1 vt, void* self);
+  RevocationAdapter(std::shared_ptr<const PluginLibrary> library, std::string instance, std::string who,
+                    np_revocation_v1 vt, void* self);
 
   std::shared_ptr<const PluginLibrary> library_;
-  std::string who_;
+  std::string instance_, who_;
   np_revocation_v1 vt_;
   void* self_;
+  Histogram latency_;
 };
 
 }  // namespace nodeplane::loader

@@ -108,17 +108,45 @@ Status Daemon::Open() {
     log_.Info("bootstrap.listening", {{"address", at->host + ":" + std::to_string(bootstrap_->port())},
                                       {"ca_fingerprint", tls_->authority.fingerprint()}});
   }
+  admin::AdminDeps a;
+  a.config = &cfg_;
+  a.ledger = &ledger;
+  a.plane = plane_.get();
+  a.authority = authority();
+  a.init_ca = [this]() -> Result<std::string> {
+    auto ca = LoadOrCreateAuthority(cfg_, host_.c()->wall_clock_ns(host_.c()->ctx));
+    if (!ca.ok()) return ca.status();
+    return ca->fingerprint();
+  };
+  a.metrics = [this] { return Metrics(); };
+  a.log = &log_;
+  admin_api_ = std::make_unique<admin::AdminApi>(std::move(a));
+  admin::SocketOptions so;
+  so.path = cfg_.AdminSocketPath();
+  so.mode = cfg_.admin.mode;
+  so.owner = cfg_.admin.owner;
+  so.group = cfg_.admin.group;
+  admin_ = std::make_unique<admin::AdminSocket>(
+      so,
+      [this](const std::string& request, const admin::AdminSocket::Progress& progress, std::stop_token stop) {
+        return admin_api_->Handle(request, progress, stop);
+      },
+      log_);
+  if (Status s = admin_->Start(); !s.ok()) return s;
+
   log_.Info("host.started", {{"deployment", cfg_.deployment},
                              {"version", NODEPLANE_VERSION},
                              {"state_dir", cfg_.state_dir},
                              {"wire", listen->host + ":" + std::to_string(wire_->port())},
-                             {"tls", cfg_.wire.tls.has_value()}});
+                             {"tls", cfg_.wire.tls.has_value()},
+                             {"admin_socket", cfg_.AdminSocketPath()}});
   log_.Info("host.healthy", {{"url", std::string(cfg_.wire.tls ? "https://" : "http://") + listen->host + ":" +
                                          std::to_string(wire_->port()) + "/healthz"}});
   return Status::Ok();
 }
 
 void Daemon::Stop() {
+  if (admin_) admin_->Stop();
   if (bootstrap_) bootstrap_->Stop();
   if (wire_) wire_->Stop();
   reaper_.reset();

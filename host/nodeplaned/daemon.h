@@ -1,6 +1,6 @@
 // The control plane's process, assembled: the plugins, the ledger's
 // catalogue, the Plane with its watch and barrier threads, the reaper, the
-// node wire and, when configured, the bootstrap listener.
+// node wire, the bootstrap listener when configured, and the admin socket.
 //
 // Start() brings everything up in dependency order and Stop() (or the
 // destructor) takes it down in reverse; main() only parses arguments and
@@ -11,6 +11,8 @@
 #include <optional>
 #include <thread>
 
+#include "admin/admin_api.h"
+#include "admin/admin_socket.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "loader/host_services.h"
@@ -44,6 +46,8 @@ class Daemon {
   const pki::Authority* authority() const { return tls_ ? &tls_->authority : nullptr; }
   uint16_t wire_port() const { return wire_->port(); }
   uint16_t bootstrap_port() const { return bootstrap_ ? bootstrap_->port() : 0; }
+  // The Prometheus text the admin API's "metrics" command answers.
+  std::string Metrics();
 
  private:
   Daemon(config::Config cfg, Logger& log);
@@ -61,6 +65,8 @@ class Daemon {
   std::unique_ptr<wire::HttpServer> wire_;
   std::unique_ptr<wire::BootstrapWire> bootstrap_routes_;
   std::unique_ptr<wire::HttpServer> bootstrap_;
+  std::unique_ptr<admin::AdminApi> admin_api_;
+  std::unique_ptr<admin::AdminSocket> admin_;
 };
 
 }  // namespace nodeplane

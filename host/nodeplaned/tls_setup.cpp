@@ -18,7 +18,9 @@ Result<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
-Result<pki::Authority> LoadOrCreateCA(const config::Config& cfg, int64_t now_ns) {
+}  // namespace
+
+Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t now_ns) {
   const std::string cert_path = cfg.state_dir + "/ca.pem", key_path = cfg.state_dir + "/ca.key";
   if (std::filesystem::exists(cert_path)) {
     auto cert = ReadFile(cert_path);
@@ -45,10 +47,8 @@ Result<pki::Authority> LoadOrCreateCA(const config::Config& cfg, int64_t now_ns)
   return ca;
 }
 
-}  // namespace
-
 Result<WireTls> PrepareWireTls(const config::Config& cfg, int64_t now_ns) {
-  auto ca = LoadOrCreateCA(cfg, now_ns);
+  auto ca = LoadOrCreateAuthority(cfg, now_ns);
   if (!ca.ok()) return ca.status();
   wire::TlsOptions tls;
   tls.require_client_cert = true;  // the operational wire has no anonymous route (R06)

@@ -20,4 +20,8 @@ struct WireTls {
 
 Result<WireTls> PrepareWireTls(const config::Config& cfg, int64_t now_ns);
 
+// The deployment's CA from the state directory, created (key 0600) when
+// absent; with the previous CA beside it during a rotation.
+Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t now_ns);
+
 }  // namespace nodeplane

@@ -211,6 +211,24 @@ std::string JoinTokenHash(const std::string& token) {
   return FingerprintOfDER(t).substr(7);  // the hex digest alone
 }
 
+Result<std::string> NewJoinToken() {
+  unsigned char raw[20];
+  if (RAND_bytes(raw, sizeof raw) != 1) return Status::Internal("the system random source failed");
+  static const char* kAlphabet = "abcdefghijklmnopqrstuvwxyz234567";
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (unsigned char b : raw) {
+    buffer = (buffer << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out.push_back(kAlphabet[(buffer >> (bits - 5)) & 31]);
+      bits -= 5;
+    }
+  }
+  return out;  // 160 bits: exactly 32 characters, no padding
+}
+
 Result<CertInfo> InspectCert(const std::string& cert_pem) {
   Cert x = ReadCert(cert_pem);
   if (!x) return Status::Invalid("not a PEM certificate");

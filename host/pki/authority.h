@@ -64,6 +64,9 @@ std::string FingerprintOfDER(const std::string& der);
 Result<std::string> FingerprintOfCSR(const std::string& csr_pem);
 // How a join token is stored: hex SHA-256 of the lower-cased, trimmed secret.
 std::string JoinTokenHash(const std::string& token);
+// A new join token: 20 random bytes, base32 (RFC 4648 alphabet, no padding),
+// lower-cased: 32 characters. SECRET: shown to the operator once.
+Result<std::string> NewJoinToken();
 
 class Authority {
  public:

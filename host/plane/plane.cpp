@@ -632,6 +632,19 @@ std::vector<std::string> Plane::Nodes() const {
 
 // ---- Test hooks ----
 
+Plane::Stats Plane::GetStats() const {
+  std::lock_guard lock(mu_);
+  Stats s;
+  s.nodes = nodes_.size();
+  for (const auto& [name, n] : nodes_) {
+    s.queued_commands += n->queue.size();
+    s.in_flight_commands += n->in_flight.size();
+    s.parked_polls += n->waiters.size();
+  }
+  s.lease_owners = owners_.size();
+  return s;
+}
+
 size_t Plane::QueuedForTest(const std::string& node) const {
   std::lock_guard lock(mu_);
   const NodeState* n = Find(node);

@@ -209,6 +209,16 @@ class Plane {
   std::vector<std::string> Nodes() const;
   int64_t poll_window_ns() const;
 
+  // What an operator's metrics show, read in one snapshot.
+  struct Stats {
+    size_t nodes = 0;
+    size_t queued_commands = 0;
+    size_t in_flight_commands = 0;
+    size_t parked_polls = 0;
+    size_t lease_owners = 0;
+  };
+  Stats GetStats() const;
+
   // ---- Test hooks (synchronise on state, never on sleeps) ----
   Result<std::string> PickForTest(const ports::Lease& lease);
   size_t QueuedForTest(const std::string& node) const;

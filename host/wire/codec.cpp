@@ -25,7 +25,18 @@ class Reader {
     }
   }
 
+  // A nested object (a command's lease, tier, job) read with the same rules.
+  Reader(const json::object& obj, const char* type) : type_(type), obj_(obj) {}
+
   bool ok() const { return status_.ok(); }
+  Status status() const { return status_; }
+  const json::object* Object(const char* key) {
+    const json::value* v = Get(key);
+    if (v == nullptr || v->is_null()) return nullptr;
+    if (v->is_object()) return &v->as_object();
+    Bad(key, "an object");
+    return nullptr;
+  }
 
   const json::value* Get(const char* key) {
     known_.insert(key);
@@ -365,6 +376,8 @@ std::string Encode(const plane::Command& c) {
 
 std::string EncodeLease(const ports::Lease& l) { return Serialize(json::object{{"lease", LeaseObject(l)}}); }
 
+std::string EncodeLeaseObject(const ports::Lease& l) { return json::serialize(LeaseObject(l)); }
+
 std::string EncodeLaunched(const std::vector<std::string>& launched, const std::vector<std::string>& quarantined) {
   return Serialize(json::object{{"lease_ids", Array(launched)}, {"quarantined", Array(quarantined)}});
 }
@@ -373,6 +386,186 @@ std::string EncodeFreed(int64_t freed) { return Serialize(json::object{{"freed",
 
 std::string EncodeError(std::string_view code, std::string_view message) {
   return Serialize(json::object{{"code", json::string(code)}, {"message", json::string(message)}});
+}
+
+// ---- The node's side ----
+// A node reads the control plane's answers leniently: a newer control plane
+// may add fields, and the negotiated version says what the node may rely on.
+
+std::string Encode(const plane::RegisterRequest& q) {
+  json::object o;
+  o["min_version"] = q.min_version;
+  o["version"] = q.version;
+  o["node"] = q.node;
+  o["provider"] = q.provider;
+  if (!q.site.empty()) o["site"] = q.site;
+  o["deployment"] = q.deployment;
+  o["incarnation"] = q.incarnation;
+  o["release"] = q.release;
+  if (!q.guest_os.empty()) o["guest_os"] = Array(q.guest_os);
+  o["vcpu"] = q.vcpu;
+  o["memory"] = q.memory;
+  o["instances"] = Array(q.instances);
+  o["inventory_known"] = q.inventory_known;
+  return Serialize(o);
+}
+
+std::string Encode(const plane::CommandResult& r) {
+  json::object o;
+  o["id"] = r.id;
+  o["ok"] = r.ok;
+  if (!r.error.empty()) o["error"] = r.error;
+  if (r.custody) o["custody"] = true;
+  if (!r.barrier_id.empty()) {
+    o["barrier_id"] = r.barrier_id;
+    o["instances"] = Array(r.instances);
+  }
+  return Serialize(o);
+}
+
+Result<plane::RegisterResponse> DecodeRegisterReply(std::string_view body) {
+  Reader r(body, "register reply");
+  plane::RegisterResponse out;
+  out.version = static_cast<int32_t>(r.Int("version"));
+  out.min_version = static_cast<int32_t>(r.Int("min_version"));
+  out.max_version = static_cast<int32_t>(r.Int("max_version"));
+  out.deployment = r.String("deployment");
+  out.lease_ttl_seconds = r.Int("lease_ttl_seconds");
+  out.poll_seconds = r.Int("poll_seconds");
+  if (!r.ok()) return r.status();
+  return out;
+}
+
+Result<plane::Command> DecodeCommand(std::string_view body) {
+  Reader r(body, "command");
+  plane::Command c;
+  c.id = r.String("id");
+  const std::string kind = r.String("kind");
+  bool known = false;
+  for (plane::CommandKind k : {plane::CommandKind::kLaunch, plane::CommandKind::kDestroy, plane::CommandKind::kSweep,
+                               plane::CommandKind::kTend, plane::CommandKind::kInventory, plane::CommandKind::kUpgrade}) {
+    if (kind == plane::CommandKindName(k)) {
+      c.kind = k;
+      known = true;
+    }
+  }
+  if (const json::object* l = r.Object("lease")) {
+    Reader lr(*l, "command.lease");
+    ports::Lease lease;
+    lease.id = lr.String("id");
+    lease.tier = lr.String("tier");
+    lease.node = lr.String("node");
+    lease.epoch = lr.Int("epoch");
+    lease.vcpu = lr.Int("vcpu");
+    lease.memory = lr.Int("memory");
+    lease.request_id = lr.Int("request_id");
+    lease.run_id = lr.Int("run_id");
+    if (!lr.ok()) return lr.status();
+    c.lease = lease;
+  }
+  if (const json::object* j = r.Object("job")) {
+    Reader jr(*j, "command.job");
+    c.job = plane::Job{jr.Int("request_id"), jr.Int("run_id"), jr.String("event"),
+                       jr.String("owner"), jr.String("repository"), jr.String("workflow_ref")};
+    if (!jr.ok()) return jr.status();
+  }
+  if (const json::object* t = r.Object("tier")) {
+    Reader tr(*t, "command.tier");
+    plane::TierShape tier;
+    tier.label = tr.String("label");
+    tier.vcpu = tr.Int("vcpu");
+    tier.memory = tr.Int("memory");
+    tier.guest_os = tr.String("guest_os");
+    tier.image = tr.String("image");
+    tier.command = tr.Strings("command");
+    tier.runner_group = tr.String("runner_group");
+    tier.labels = tr.Strings("labels");
+    tier.has_target = tr.Bool("has_target");
+    if (!tr.ok()) return tr.status();
+    c.tier = tier;
+  }
+  c.request_id = r.Int("request_id");
+  c.job_result = r.String("job_result");
+  c.barrier_id = r.String("barrier_id");
+  if (const json::object* u = r.Object("upgrade")) {
+    Reader ur(*u, "command.upgrade");
+    c.upgrade = plane::UpgradeSpec{ur.String("version"), ur.String("manifest_sha256"), ur.String("rollout_id"),
+                                   ur.Int("generation")};
+    if (!ur.ok()) return ur.status();
+  }
+  if (!r.ok()) return r.status();
+  if (!known) return Status::Invalid("command: unknown kind \"" + kind + "\"");
+  if (c.kind == plane::CommandKind::kLaunch && (!c.lease || !c.tier)) {
+    return Status::Invalid("command: a launch without its lease or tier");
+  }
+  return c;
+}
+
+Result<JitAnswer> DecodeJitReply(std::string_view body) {
+  Reader r(body, "jit reply");
+  JitAnswer a;
+  a.config = r.String("config");
+  a.runner_id = r.Int("runner_id");
+  a.runner_name = r.String("runner_name");
+  if (!r.ok()) return r.status();
+  if (a.config.empty()) return Status::Invalid("jit reply: no config");
+  return a;
+}
+
+Result<CaAnswer> DecodeCAReply(std::string_view body) {
+  Reader r(body, "ca reply");
+  CaAnswer a;
+  a.ca_pem = r.String("ca_pem");
+  a.fingerprint = r.String("fingerprint");
+  a.deployment = r.String("deployment");
+  if (!r.ok()) return r.status();
+  return a;
+}
+
+Result<EnrollAnswer> DecodeEnrollReply(std::string_view body) {
+  Reader r(body, "enroll reply");
+  EnrollAnswer a;
+  a.state = r.String("state");
+  a.fingerprint = r.String("fingerprint");
+  a.cert_pem = r.String("cert_pem");
+  a.ca_pem = r.String("ca_pem");
+  if (!r.ok()) return r.status();
+  return a;
+}
+
+Result<RenewAnswer> DecodeRenewReply(std::string_view body) {
+  Reader r(body, "renew reply");
+  RenewAnswer a;
+  a.cert_pem = r.String("cert_pem");
+  a.ca_pem = r.String("ca_pem");
+  if (!r.ok()) return r.status();
+  if (a.cert_pem.empty() || a.ca_pem.empty()) return Status::Invalid("renew reply: no certificate");
+  return a;
+}
+
+Result<std::vector<std::string>> DecodeLaunchedReply(std::string_view body) {
+  Reader r(body, "launched reply");
+  std::vector<std::string> ids = r.Strings("lease_ids");
+  if (!r.ok()) return r.status();
+  return ids;
+}
+
+std::string EncodeEnroll(const EnrollBody& b) {
+  return Serialize(json::object{{"node", b.node}, {"csr_pem", b.csr_pem}, {"join_token", b.join_token}});
+}
+std::string EncodeRenew(const std::string& csr_pem) { return Serialize(json::object{{"csr_pem", csr_pem}}); }
+std::string EncodeJitRequest(const JitBody& b) {
+  return Serialize(json::object{{"runner_name", b.runner_name}, {"work_folder", b.work_folder}});
+}
+std::string EncodeEpochBody(int64_t epoch) { return Serialize(json::object{{"epoch", epoch}}); }
+std::string EncodeAdvanceBody(int64_t epoch, ports::Phase phase) {
+  return Serialize(json::object{{"epoch", epoch}, {"phase", ports::PhaseName(phase)}});
+}
+std::string EncodeReleaseBody(int64_t epoch, ports::Phase outcome) {
+  return Serialize(json::object{{"epoch", epoch}, {"outcome", ports::PhaseName(outcome)}});
+}
+std::string EncodeFailureBody(int64_t epoch, const std::string& reason) {
+  return Serialize(json::object{{"epoch", epoch}, {"reason", reason}});
 }
 
 }  // namespace nodeplane::wire

@@ -63,6 +63,7 @@ Result<RemoveRunnerBody> DecodeRemoveRunner(std::string_view body);
 std::string Encode(const plane::RegisterResponse& r);
 std::string Encode(const plane::Command& c);
 std::string EncodeLease(const ports::Lease& l);  // {"lease": {...}}
+std::string EncodeLeaseObject(const ports::Lease& l);  // the bare object, no newline (the admin API embeds it)
 std::string EncodeLaunched(const std::vector<std::string>& launched, const std::vector<std::string>& quarantined);
 std::string EncodeFreed(int64_t freed);
 std::string EncodeError(std::string_view code, std::string_view message);
@@ -76,6 +77,38 @@ std::string EncodeCachePolicy(bool allowed);
 std::string EncodeDescribe(const std::optional<ports::RunnerSet>& set);
 std::string EncodeJit(const ports::JitRegistration& r);  // carries a SECRET
 std::string EncodeRecover(std::string_view state);       // "busy" or "retired"
+
+// ---- The node's side: requests it sends, answers it reads leniently ----
+struct JitAnswer {
+  std::string config;  // SECRET
+  int64_t runner_id = 0;
+  std::string runner_name;
+};
+struct CaAnswer {
+  std::string ca_pem, fingerprint, deployment;
+};
+struct EnrollAnswer {
+  std::string state, fingerprint, cert_pem, ca_pem;
+};
+struct RenewAnswer {
+  std::string cert_pem, ca_pem;
+};
+std::string Encode(const plane::RegisterRequest& q);
+std::string Encode(const plane::CommandResult& r);
+std::string EncodeEnroll(const EnrollBody& b);
+std::string EncodeRenew(const std::string& csr_pem);
+std::string EncodeJitRequest(const JitBody& b);
+std::string EncodeEpochBody(int64_t epoch);                       // bind, heartbeat
+std::string EncodeAdvanceBody(int64_t epoch, ports::Phase phase);
+std::string EncodeReleaseBody(int64_t epoch, ports::Phase outcome);
+std::string EncodeFailureBody(int64_t epoch, const std::string& reason);
+Result<plane::RegisterResponse> DecodeRegisterReply(std::string_view body);
+Result<plane::Command> DecodeCommand(std::string_view body);
+Result<JitAnswer> DecodeJitReply(std::string_view body);
+Result<CaAnswer> DecodeCAReply(std::string_view body);
+Result<EnrollAnswer> DecodeEnrollReply(std::string_view body);
+Result<RenewAnswer> DecodeRenewReply(std::string_view body);
+Result<std::vector<std::string>> DecodeLaunchedReply(std::string_view body);
 
 // Phase names on the wire; quarantine is never accepted from a node.
 Result<ports::Phase> ParseWirePhase(std::string_view name);

@@ -1,0 +1,54 @@
+// The admin API: what `nodeplanectl` asks of a running host, one command per
+// request line on the admin socket (admin_socket.h).
+//
+// Request:  {"cmd": "nodes.list", "args": {...}}
+// Progress: {"progress": "..."}                       zero or more
+// Final:    {"ok": true, "result": ...}
+//        or {"ok": false, "code": "...", "error": "..."}
+//
+// Codes: "invalid" (the request is malformed: fix the command line),
+// "refused" (the control plane said no on the merits), "not_found",
+// "no_node" (nothing can run the launch now), "unavailable" (the ledger or a
+// plugin is out: try again), "internal". docs/operations.md lists every
+// command. Secrets (a new join token, an offline-issued key) appear in a
+// result, never in a log line.
+//
+// Thread-safe: each connection's request runs on its own thread.
+#pragma once
+
+#include <functional>
+#include <stop_token>
+#include <string>
+
+#include "admin/admin_socket.h"
+#include "common/log.h"
+#include "config/config.h"
+#include "pki/authority.h"
+#include "plane/plane.h"
+#include "ports/ledger.h"
+
+namespace nodeplane::admin {
+
+// Everything is borrowed and must outlive the AdminApi.
+struct AdminDeps {
+  const config::Config* config = nullptr;
+  ports::Ledger* ledger = nullptr;
+  plane::Plane* plane = nullptr;
+  const pki::Authority* authority = nullptr;       // null without [wire.tls]
+  std::function<Result<std::string>()> init_ca;    // creates the CA files if absent; its fingerprint
+  std::function<std::string()> metrics;            // Prometheus text
+  std::function<int64_t()> now_ns;                 // null: the wall clock
+  Logger* log = nullptr;
+};
+
+class AdminApi {
+ public:
+  explicit AdminApi(AdminDeps deps);
+  // The final line for one request line.
+  std::string Handle(const std::string& request, const AdminSocket::Progress& progress, std::stop_token stop);
+
+ private:
+  AdminDeps d_;
+};
+
+}  // namespace nodeplane::admin

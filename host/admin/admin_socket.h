@@ -1,0 +1,67 @@
+// The operator's socket: a Unix stream socket where each connection carries
+// one request line (JSON) and receives zero or more progress lines, then one
+// final line, then the connection closes. Only local users whom the
+// socket's mode, owner and group admit can connect: that is the admin API's
+// whole authentication, as it is for the Docker and containerd sockets.
+//
+// Threading: one accept thread, one thread per connection (operators are
+// few; a drain may hold its connection for minutes). Stop() asks every
+// handler to stop through its stop_token and joins them.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include "common/log.h"
+#include "common/status.h"
+
+namespace nodeplane::admin {
+
+struct SocketOptions {
+  std::string path;
+  uint32_t mode = 0660;
+  std::string owner;  // "" : the process's own
+  std::string group;
+  size_t max_request = 64 * 1024;
+  unsigned max_connections = 32;
+};
+
+class AdminSocket {
+ public:
+  // Writes one progress line to the client.
+  using Progress = std::function<void(const std::string& line)>;
+  // Answers a request line with the final line; may call `progress` first,
+  // and should return early when `stop` is requested.
+  using Handler = std::function<std::string(const std::string& request, const Progress& progress, std::stop_token stop)>;
+
+  AdminSocket(SocketOptions options, Handler handler, Logger& log);
+  ~AdminSocket();
+  AdminSocket(const AdminSocket&) = delete;
+  AdminSocket& operator=(const AdminSocket&) = delete;
+
+  // Binds (replacing a stale socket file, never a live one or another kind
+  // of file), applies mode/owner/group, and starts accepting.
+  Status Start();
+  void Stop();
+
+ private:
+  struct Connection;
+  void Accept(std::stop_token stop);
+  void Serve(int fd, std::stop_token stop);
+
+  SocketOptions o_;
+  Handler handler_;
+  Logger& log_;
+  int listen_fd_ = -1;
+  std::jthread acceptor_;
+  std::mutex mu_;
+  std::list<std::unique_ptr<Connection>> connections_;
+};
+
+}  // namespace nodeplane::admin

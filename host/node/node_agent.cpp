@@ -1,0 +1,431 @@
+#include "node/node_agent.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "pki/authority.h"
+#include "version.h"
+#include "wire/codec.h"
+
+namespace nodeplane::node {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Writes `text` to `path` through a temporary file and a rename, so a crash
+// leaves the old file or the new one, never half of one.
+bool WriteAtomically(const std::string& path, const std::string& text, bool secret) {
+  const std::string tmp = path + ".new";
+  if (secret) {
+    if (!pki::WritePrivateFile(tmp, text).ok()) return false;
+  } else {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) return false;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  return !ec;
+}
+
+std::string NewIncarnation() {
+  std::random_device rd;
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 32; ++i) out.push_back(kHex[rd() & 15]);
+  return out;
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Sleeps in small steps so a stop is noticed; this paces a retry loop.
+void Pause(std::chrono::milliseconds d, const std::stop_token& stop) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::string ErrorOf(const wire::ClientResponse& r) {
+  return "HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 300);
+}
+
+}  // namespace
+
+NodeAgent::NodeAgent(NodeOptions options)
+    : o_(std::move(options)), log_(*o_.log), incarnation_(NewIncarnation()), provider_(o_.state_dir) {}
+
+wire::ClientOptions NodeAgent::ClientFor() const {
+  wire::ClientOptions c;
+  c.host = o_.server_host;
+  c.port = o_.server_port;
+  c.timeout = std::chrono::seconds(120);  // longer than any poll window
+  if (o_.tls) {
+    c.tls = wire::ClientTls{ReadFile(o_.state_dir + "/ca.crt"), o_.server_name, ReadFile(o_.state_dir + "/node.crt"),
+                            ReadFile(o_.state_dir + "/node.key"), true};
+  }
+  return c;
+}
+
+Result<wire::ClientResponse> NodeAgent::Call(wire::HttpClient& c, const std::string& method, const std::string& path,
+                                             const std::string& body) {
+  return c.Do(method, path, body, {{"Nodeplane-Incarnation", incarnation_}});
+}
+
+Status NodeAgent::Register(wire::HttpClient& c) {
+  plane::RegisterRequest q;
+  q.min_version = plane::kMinProtocol;
+  q.version = plane::kMaxProtocol;
+  q.node = o_.name;
+  q.provider = o_.provider;
+  q.site = o_.site;
+  q.deployment = o_.deployment;
+  q.incarnation = incarnation_;
+  q.release = NODEPLANE_VERSION;
+  q.vcpu = o_.vcpu;
+  q.memory = o_.memory;
+  q.instances = provider_.Running();  // what it still runs is adopted, not lost
+  q.inventory_known = true;
+  auto r = Call(c, "POST", "/v1/register", wire::Encode(q));
+  if (!r.ok()) return r.status();
+  if (r->status == 403) return Status::Refused(ErrorOf(*r));
+  if (r->status != 200) return Status::Unavailable(ErrorOf(*r));
+  auto reply = wire::DecodeRegisterReply(r->body);
+  if (!reply.ok()) return reply.status();
+  ttl_seconds_ = reply->lease_ttl_seconds > 0 ? reply->lease_ttl_seconds : 90;
+  registered_ = true;
+  log_.Info("node.registered", {{"node", o_.name}, {"version", reply->version}, {"instances", q.instances.size()},
+                                {"lease_ttl_seconds", reply->lease_ttl_seconds}});
+  return Status::Ok();
+}
+
+Outcome NodeAgent::Run(std::stop_token stop) {
+  for (const std::string& lease : provider_.StopLeftovers()) {
+    log_.Warn("node.leftover_stopped", {{"lease", lease}});
+  }
+  if (o_.tls) {
+    auto cert = pki::InspectCert(ReadFile(o_.state_dir + "/node.crt"));
+    if (!cert.ok()) {
+      log_.Error("node.certificate_unreadable", {{"path", o_.state_dir + "/node.crt"}});
+      return Outcome::kFailed;
+    }
+    o_.deployment = cert->organization;  // the certificate says which deployment
+  }
+  wire::HttpClient client(ClientFor());
+  std::jthread maintenance([this, stop](std::stop_token s) { Maintain(s, stop); });
+  auto stopping = [&] { return stop.stop_requested() || superseded_; };
+  uint64_t tls_seen = 0;
+  auto backoff = std::chrono::milliseconds(500);
+  Outcome outcome = Outcome::kStopped;
+
+  while (!stopping()) {
+    ReloadTlsIfRenewed(client, tls_seen);
+    if (!registered_) {
+      Status s = Register(client);
+      if (s.code() == Code::kRefused) {
+        log_.Error("node.refused", {{"error", s.message()}});
+        outcome = Outcome::kRefused;
+        break;
+      }
+      if (!s.ok()) {
+        log_.Warn("node.register_failed", {{"error", s.message()}});
+        Pause(backoff, stop);
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+        continue;
+      }
+      backoff = std::chrono::milliseconds(500);
+    }
+    auto r = Call(client, "POST", Path("/poll"));
+    if (!r.ok()) {
+      log_.Warn("node.poll_failed", {{"error", r.status().message()}});
+      Pause(backoff, stop);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+      continue;
+    }
+    backoff = std::chrono::milliseconds(500);
+    if (r->status == 204) continue;
+    if (r->status == 401) {  // the control plane forgot this node (a restart): register again
+      registered_ = false;
+      continue;
+    }
+    if (r->status == 409 && r->body.find("\"superseded\"") != std::string::npos) {
+      log_.Error("node.superseded", {{"error", r->body.substr(0, 300)}});
+      superseded_ = true;
+      outcome = Outcome::kSuperseded;
+      break;
+    }
+    if (r->status == 403) {
+      log_.Error("node.refused", {{"error", r->body.substr(0, 300)}});
+      outcome = Outcome::kRefused;
+      break;
+    }
+    if (r->status != 200) {
+      log_.Warn("node.poll_failed", {{"error", ErrorOf(*r)}});
+      Pause(backoff, stop);
+      continue;
+    }
+    auto cmd = wire::DecodeCommand(r->body);
+    if (!cmd.ok()) {
+      log_.Warn("node.command_unreadable", {{"error", cmd.status().message()}});
+      continue;
+    }
+    Execute(client, *cmd);
+  }
+
+  // Draining: no new work; what this node holds runs to its end and is
+  // released by the maintenance thread.
+  if (outcome == Outcome::kStopped || outcome == Outcome::kSuperseded) {
+    log_.Info("node.draining", {{"leases", provider_.Running().size()}});
+    while (!provider_.Running().empty()) Pause(std::chrono::milliseconds(200), {});
+  }
+  maintenance.request_stop();
+  maintenance.join();
+  log_.Info("node.stopped", {{"outcome", outcome == Outcome::kStopped      ? "stopped"
+                                         : outcome == Outcome::kSuperseded ? "superseded"
+                                                                           : "refused"}});
+  return outcome;
+}
+
+void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
+  plane::CommandResult result;
+  result.id = cmd.id;
+  result.ok = true;
+  switch (cmd.kind) {
+    case plane::CommandKind::kLaunch:
+      result = Launch(c, cmd);
+      break;
+    case plane::CommandKind::kDestroy: {
+      std::vector<std::pair<std::string, int64_t>> targets;
+      {
+        std::lock_guard lock(mu_);
+        for (const auto& [lease, job] : jobs_) {
+          if (job.request_id == cmd.request_id) targets.emplace_back(lease, job.epoch);
+        }
+      }
+      for (const auto& [lease, epoch] : targets) {
+        (void)provider_.Stop(lease);
+        const bool completed = cmd.job_result == "success" || cmd.job_result == "completed";
+        EndLease(c, lease, epoch, completed, "destroyed by the control plane");
+      }
+      log_.Info("node.destroyed", {{"request_id", cmd.request_id}, {"leases", targets.size()}});
+      break;
+    }
+    case plane::CommandKind::kSweep: {
+      // Whatever the ledger no longer counts as launched here must not run.
+      auto r = Call(c, "GET", Path("/launched"));
+      if (r.ok() && r->status == 200) {
+        auto launched = wire::DecodeLaunchedReply(r->body);
+        if (launched.ok()) {
+          for (const std::string& lease : provider_.Running()) {
+            if (std::find(launched->begin(), launched->end(), lease) == launched->end()) {
+              log_.Warn("node.swept", {{"lease", lease}});
+              (void)provider_.Stop(lease);
+              std::lock_guard lock(mu_);
+              jobs_.erase(lease);
+            }
+          }
+        }
+      }
+      break;
+    }
+    case plane::CommandKind::kTend: {
+      std::map<std::string, Job> jobs;
+      {
+        std::lock_guard lock(mu_);
+        jobs = jobs_;
+      }
+      for (const auto& [lease, job] : jobs) {
+        (void)Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), wire::EncodeEpochBody(job.epoch));
+      }
+      break;
+    }
+    case plane::CommandKind::kInventory:
+      result.barrier_id = cmd.barrier_id;
+      result.instances = provider_.Running();
+      break;
+    case plane::CommandKind::kUpgrade:
+      result.ok = false;
+      result.error = "the reference node does not upgrade itself; install the new package and restart it";
+      break;
+  }
+  auto r = Call(c, "POST", Path("/result"), wire::Encode(result));
+  if (r.ok() && r->status == 409 && r->body.find("\"custody\"") != std::string::npos) {
+    // A late launch result: the lease is this node's to hold until its job
+    // ends, which is what the maintenance thread does anyway.
+    log_.Warn("node.custody", {{"command", cmd.id}});
+  } else if (!r.ok() || (r->status != 204 && r->status != 200)) {
+    log_.Warn("node.result_failed", {{"command", cmd.id}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
+  }
+}
+
+plane::CommandResult NodeAgent::Launch(wire::HttpClient& c, const plane::Command& cmd) {
+  plane::CommandResult result;
+  result.id = cmd.id;
+  const ports::Lease& lease = *cmd.lease;
+  const plane::TierShape& tier = *cmd.tier;
+  const int64_t request_id = cmd.RequestId();
+  const std::string base = Path("/leases/" + lease.id);
+  auto step = [&](const std::string& what, const std::string& path, const std::string& body) -> bool {
+    auto r = Call(c, "POST", path, body);
+    if (r.ok() && r->status == 204) return true;
+    result.ok = false;
+    result.error = what + " failed: " + (r.ok() ? ErrorOf(*r) : r.status().message());
+    return false;
+  };
+  if (!step("bind", base + "/bind", wire::EncodeEpochBody(lease.epoch))) return result;
+  if (!step("advance to launching", base + "/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kLaunching))) {
+    return result;
+  }
+  {
+    std::lock_guard lock(mu_);
+    jobs_[lease.id] = Job{lease.epoch, request_id};
+  }
+  std::string jit;  // SECRET
+  if (tier.has_target) {
+    auto r = Call(c, "POST", Path("/jit"),
+                  wire::EncodeJitRequest({plane::RunnerNameFor(lease.id), "_work"}));
+    auto answer = r.ok() && r->status == 200 ? wire::DecodeJitReply(r->body)
+                                             : Result<wire::JitAnswer>(Status::Unavailable(
+                                                   r.ok() ? ErrorOf(*r) : r.status().message()));
+    if (!answer.ok()) {
+      EndLease(c, lease.id, lease.epoch, false, "no runner registration: " + answer.status().message());
+      result.ok = false;
+      result.error = "minting the runner registration failed: " + answer.status().message();
+      return result;
+    }
+    jit = answer->config;
+  }
+  if (Status s = provider_.Start(lease.id, tier.command, request_id, jit); !s.ok()) {
+    EndLease(c, lease.id, lease.epoch, false, s.message());
+    result.ok = false;
+    result.error = "starting the tier's command failed: " + s.message();
+    return result;
+  }
+  (void)step("advance to online", base + "/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kOnline));
+  (void)step("advance to busy", base + "/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kBusy));
+  log_.Info("node.launched", {{"lease", lease.id}, {"tier", tier.label}, {"request_id", request_id}});
+  result.ok = true;
+  result.error.clear();
+  return result;
+}
+
+void NodeAgent::EndLease(wire::HttpClient& c, const std::string& lease, int64_t epoch, bool ok,
+                         const std::string& reason) {
+  const std::string base = Path("/leases/" + lease);
+  if (!ok) (void)Call(c, "POST", base + "/failure", wire::EncodeFailureBody(epoch, reason.substr(0, 500)));
+  auto r = Call(c, "POST", base + "/release", wire::EncodeReleaseBody(epoch, ok ? ports::Phase::kDone : ports::Phase::kFailed));
+  if (r.ok() && (r->status == 204 || r->status == 404)) {
+    std::lock_guard lock(mu_);
+    jobs_.erase(lease);
+    log_.Info("node.released", {{"lease", lease}, {"outcome", ok ? "done" : "failed"}});
+  } else {
+    log_.Warn("node.release_failed", {{"lease", lease}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
+  }
+}
+
+void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
+  wire::HttpClient c(ClientFor());
+  uint64_t tls_seen = 0;
+  auto last_beat = std::chrono::steady_clock::now();
+  std::map<std::string, bool> unreleased;  // exited jobs whose release did not reach the ledger yet
+  while (!stop.stop_requested()) {
+    ReloadTlsIfRenewed(c, tls_seen);
+    if (agent_stop.stop_requested() && !withdrawn_ && !superseded_) {
+      // Withdraw first, so nothing new is placed here while the jobs this
+      // node holds run to their end; it also ends the parked poll.
+      auto r = Call(c, "POST", Path("/withdraw"), "{}");
+      withdrawn_ = true;
+      log_.Info("node.withdrew", {{"answer", r.ok() ? std::to_string(r->status) : r.status().message()}});
+    }
+    for (const Exit& e : provider_.Reap()) {
+      log_.Info("node.job_exited", {{"lease", e.lease}, {"code", e.code}});
+      unreleased[e.lease] = e.code == 0;
+    }
+    for (auto it = unreleased.begin(); it != unreleased.end();) {
+      int64_t epoch = -1;
+      {
+        std::lock_guard lock(mu_);
+        if (auto j = jobs_.find(it->first); j != jobs_.end()) epoch = j->second.epoch;
+      }
+      if (epoch >= 0) EndLease(c, it->first, epoch, it->second, "the job exited with a failure");
+      std::lock_guard lock(mu_);
+      if (jobs_.count(it->first) == 0) {
+        it = unreleased.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    // Heartbeats at a third of the lease TTL.
+    const auto interval = std::chrono::seconds(std::max<int64_t>(1, ttl_seconds_ / 3));
+    if (std::chrono::steady_clock::now() - last_beat >= interval) {
+      last_beat = std::chrono::steady_clock::now();
+      std::map<std::string, Job> jobs;
+      {
+        std::lock_guard lock(mu_);
+        jobs = jobs_;
+      }
+      for (const auto& [lease, job] : jobs) {
+        auto r = Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), wire::EncodeEpochBody(job.epoch));
+        if (!r.ok() || r->status != 204) {
+          log_.Warn("node.heartbeat_failed", {{"lease", lease}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
+        }
+      }
+      if (o_.tls) RenewIfDue(c);
+    }
+    Pause(std::chrono::milliseconds(200), stop);
+  }
+}
+
+void NodeAgent::RenewIfDue(wire::HttpClient& c) {
+  auto cert = pki::InspectCert(ReadFile(o_.state_dir + "/node.crt"));
+  if (!cert.ok() || !pki::RenewalDue(*cert, NowNs())) return;
+  auto key = pki::GenerateKey();
+  if (!key.ok()) return;
+  auto csr = pki::MakeCSR(key->private_pem, o_.name);
+  if (!csr.ok()) return;
+  auto r = Call(c, "POST", Path("/renew"), wire::EncodeRenew(*csr));
+  auto answer = r.ok() && r->status == 200 ? wire::DecodeRenewReply(r->body)
+                                           : Result<wire::RenewAnswer>(Status::Unavailable(
+                                                 r.ok() ? ErrorOf(*r) : r.status().message()));
+  if (!answer.ok()) {
+    log_.Warn("node.renew_failed", {{"error", answer.status().message()}});
+    return;  // retried on the next pass
+  }
+  // The previous generation stays as *.prev until the new one is in place.
+  for (const char* f : {"node.crt", "node.key", "ca.crt"}) {
+    std::error_code ec;
+    std::filesystem::copy_file(o_.state_dir + "/" + f, o_.state_dir + "/" + f + ".prev",
+                               std::filesystem::copy_options::overwrite_existing, ec);
+  }
+  if (!WriteAtomically(o_.state_dir + "/ca.crt", answer->ca_pem, false) ||
+      !WriteAtomically(o_.state_dir + "/node.key", key->private_pem, true) ||
+      !WriteAtomically(o_.state_dir + "/node.crt", answer->cert_pem, false)) {
+    log_.Error("node.renew_write_failed", {{"state_dir", o_.state_dir}});
+    return;
+  }
+  auto info = pki::InspectCert(answer->cert_pem);
+  log_.Info("node.renewed", {{"serial", info.ok() ? info->serial : ""}});
+  tls_generation_++;
+}
+
+void NodeAgent::ReloadTlsIfRenewed(wire::HttpClient& c, uint64_t& seen) {
+  const uint64_t now = tls_generation_.load();
+  if (now == seen || !o_.tls) return;
+  seen = now;
+  c.SetTls(*ClientFor().tls);
+}
+
+}  // namespace nodeplane::node

@@ -1,0 +1,83 @@
+// The reference node's agent: registers with its capacity and what it runs,
+// long-polls for commands and executes them with the process provider,
+// binds and heartbeats its leases every TTL/3, reports results, renews its
+// certificate before it expires, registers again (adopting what it still
+// runs) when the control plane forgot it, and on a stop request withdraws
+// first, then drains what it holds before returning.
+//
+// Threads: Run() polls on the calling thread; a second thread heartbeats,
+// notices exited jobs and renews. Each keeps its own HTTP client.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <stop_token>
+#include <string>
+
+#include "common/log.h"
+#include "node/process_provider.h"
+#include "plane/protocol.h"
+#include "wire/http_client.h"
+
+namespace nodeplane::node {
+
+struct NodeOptions {
+  std::string name;
+  std::string server_host;
+  uint16_t server_port = 0;
+  bool tls = false;          // certificate files in state_dir: node.crt, node.key, ca.crt
+  std::string server_name;   // the name the server's certificate must carry; "" : server_host
+  std::string state_dir;
+  std::string deployment;    // plain wire only; over TLS the certificate says it
+  std::string provider = "process";
+  std::string site;
+  int64_t vcpu = 1;
+  int64_t memory = 1LL << 30;
+  Logger* log = nullptr;
+};
+
+// Why Run() returned; main() turns it into an exit code.
+enum class Outcome { kStopped, kSuperseded, kRefused, kFailed };
+
+class NodeAgent {
+ public:
+  explicit NodeAgent(NodeOptions options);
+  // Until `stop` is requested and the drain is done, or the control plane
+  // refuses this node for good.
+  Outcome Run(std::stop_token stop);
+
+ private:
+  struct Job {
+    int64_t epoch = 0;
+    int64_t request_id = 0;
+  };
+
+  wire::ClientOptions ClientFor() const;
+  Result<wire::ClientResponse> Call(wire::HttpClient& c, const std::string& method, const std::string& path,
+                                    const std::string& body = "");
+  Status Register(wire::HttpClient& c);
+  void Execute(wire::HttpClient& c, const plane::Command& cmd);
+  plane::CommandResult Launch(wire::HttpClient& c, const plane::Command& cmd);
+  void EndLease(wire::HttpClient& c, const std::string& lease, int64_t epoch, bool ok, const std::string& reason);
+  void Maintain(std::stop_token stop, std::stop_token agent_stop);
+  void RenewIfDue(wire::HttpClient& c);
+  void ReloadTlsIfRenewed(wire::HttpClient& c, uint64_t& seen);
+  std::string Path(const std::string& rest) const { return "/v1/nodes/" + o_.name + rest; }
+
+  NodeOptions o_;
+  Logger& log_;
+  const std::string incarnation_;
+  ProcessProvider provider_;
+  std::mutex mu_;
+  std::map<std::string, Job> jobs_;  // lease -> what the node holds
+  std::atomic<int64_t> ttl_seconds_{90};
+  std::atomic<bool> registered_{false};
+  std::atomic<bool> withdrawn_{false};
+  std::atomic<bool> superseded_{false};
+  std::atomic<uint64_t> tls_generation_{0};  // bumped by a renewal
+};
+
+}  // namespace nodeplane::node

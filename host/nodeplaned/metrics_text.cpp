@@ -1,0 +1,93 @@
+// Daemon::Metrics: the Prometheus text exposition the admin API serves.
+// Every gauge is read when asked (the ledger's counts included), so the
+// figures are as fresh as the scrape; histograms accumulate from start.
+#include <chrono>
+#include <map>
+
+#include "nodeplaned/daemon.h"
+#include "version.h"
+
+namespace nodeplane {
+namespace {
+
+void Gauge(std::string& out, const std::string& name, const std::string& help, const std::map<std::string, double>& by_labels) {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n";
+  for (const auto& [labels, v] : by_labels) {
+    char num[32];
+    std::snprintf(num, sizeof num, "%.17g", v);
+    out += name + (labels.empty() ? "" : "{" + labels + "}") + " " + num + "\n";
+  }
+}
+
+}  // namespace
+
+std::string Daemon::Metrics() {
+  std::string out;
+  const double now_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  Gauge(out, "nodeplane_build_info", "The running version.", {{"version=\"" NODEPLANE_VERSION "\"", 1}});
+
+  plane::Plane::Stats st = plane_->GetStats();
+  Gauge(out, "nodeplane_plane_nodes", "Nodes registered in the plane's memory.", {{"", double(st.nodes)}});
+  Gauge(out, "nodeplane_commands_queued", "Commands waiting for a poll.", {{"", double(st.queued_commands)}});
+  Gauge(out, "nodeplane_commands_in_flight", "Commands delivered and not yet answered.",
+        {{"", double(st.in_flight_commands)}});
+  Gauge(out, "nodeplane_polls_parked", "Long polls waiting for a command.", {{"", double(st.parked_polls)}});
+
+  ports::Ledger& ledger = *plugins_.ledger;
+  if (auto nodes = ledger.ListNodes(); nodes.ok()) {
+    std::map<std::string, double> by{{"state=\"live\"", 0}, {"state=\"withdrawn\"", 0}, {"state=\"gone\"", 0}};
+    for (const auto& n : *nodes) by[n.withdrawn ? "state=\"withdrawn\"" : n.live ? "state=\"live\"" : "state=\"gone\""]++;
+    Gauge(out, "nodeplane_nodes", "Nodes the ledger knows, by state.", by);
+  }
+  if (auto leases = ledger.ListLeases(""); leases.ok()) {
+    std::map<std::string, double> by;
+    for (int p = 1; p <= 8; ++p) by["phase=\"" + std::string(ports::PhaseName(static_cast<ports::Phase>(p))) + "\""] = 0;
+    for (const auto& l : *leases) by["phase=\"" + std::string(ports::PhaseName(l.phase)) + "\""]++;
+    Gauge(out, "nodeplane_leases", "Open leases, by phase.", by);
+  }
+  if (auto pending = ledger.ListEnrollments(ports::EnrollmentState::kPending); pending.ok()) {
+    Gauge(out, "nodeplane_enrollments_pending", "Enrollment requests waiting for an operator.",
+          {{"", double(pending->size())}});
+  }
+  std::map<std::string, double> expiry;
+  if (const pki::Authority* ca = authority()) {
+    if (auto info = pki::InspectCert(ca->cert_pem()); info.ok()) expiry["cert=\"ca\""] = info->not_after_ns / 1e9 - now_s;
+    if (auto info = pki::InspectCert(tls_->tls.cert_pem); info.ok()) {
+      expiry["cert=\"server\""] = info->not_after_ns / 1e9 - now_s;
+    }
+  }
+  if (auto certs = ledger.ListCerts(""); certs.ok()) {
+    for (const auto& c : *certs) {
+      if (c.revoked) continue;
+      const std::string key = "cert=\"node\",node=\"" + c.node + "\"";
+      const double left = c.not_after_ns / 1e9 - now_s;
+      auto it = expiry.find(key);
+      if (it == expiry.end() || left > it->second) expiry[key] = left;  // the newest certificate counts
+    }
+  }
+  Gauge(out, "nodeplane_certificate_expiry_seconds", "Seconds until a certificate expires.", expiry);
+
+  out += "# HELP nodeplane_plugin_call_seconds Plugin call latency, queueing on the instance's pool included.\n"
+         "# TYPE nodeplane_plugin_call_seconds histogram\n";
+  for (const config::PluginInstance& p : cfg_.plugins) {
+    for (config::Interface i : p.provides) {
+      const std::string labels = "instance=\"" + p.name + "\",interface=\"" + config::InterfaceName(i) + "\"";
+      const Histogram* h = nullptr;
+      switch (i) {
+        case config::Interface::kLedger: h = &plugins_.ledger->call_latency(); break;
+        case config::Interface::kJit: h = &plugins_.jit_instances.at(p.name)->call_latency(); break;
+        case config::Interface::kCachePolicy: h = &plugins_.cache_policy->call_latency(); break;
+        case config::Interface::kRevocation:
+          for (const auto& r : plugins_.revocation_lists) {
+            if (r->instance() == p.name) h = &r->call_latency();
+          }
+          break;
+      }
+      if (h != nullptr) h->Render(out, "nodeplane_plugin_call_seconds", labels);
+    }
+  }
+  return out;
+}
+
+}  // namespace nodeplane
