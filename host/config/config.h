@@ -41,6 +41,7 @@ struct WireConfig {
   Nanos poll_window = 50s;
   Nanos command_timeout = 10min;
   Nanos header_timeout = 10s;
+  Nanos inventory_interval = 30s;  // between barrier rounds asking the fleet what it runs
   uint32_t max_connections = 20000;
 };
 

@@ -446,6 +446,7 @@ class Loader {
     r.Duration("poll_window", w.poll_window);
     r.Duration("command_timeout", w.command_timeout);
     r.Duration("header_timeout", w.header_timeout);
+    r.Duration("inventory_interval", w.inventory_interval);
     r.UInt32("max_connections", w.max_connections, 1, 1'000'000);
     if (const toml::table* tls = r.SubTable("tls")) {
       TableReader tr(*tls, "wire.tls", diag_);

@@ -250,6 +250,7 @@ void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
       for (const auto& [lease, job] : jobs) {
         (void)Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), wire::EncodeEpochBody(job.epoch));
       }
+      Reconcile(c);
       break;
     }
     case plane::CommandKind::kInventory:
@@ -322,6 +323,15 @@ plane::CommandResult NodeAgent::Launch(wire::HttpClient& c, const plane::Command
   return result;
 }
 
+void NodeAgent::Reconcile(wire::HttpClient& c) {
+  // What this node runs, so the ledger can free quarantined leases it does
+  // not (compute that is provably gone) and the plane adopts what it does.
+  auto r = Call(c, "POST", Path("/reconcile"), wire::EncodeReconcileBody(provider_.Running()));
+  if (r.ok() && r->status == 200 && r->body.find("\"freed\":0") == std::string::npos) {
+    log_.Info("node.reconciled", {{"answer", r->body.substr(0, 100)}});
+  }
+}
+
 void NodeAgent::EndLease(wire::HttpClient& c, const std::string& lease, int64_t epoch, bool ok,
                          const std::string& reason) {
   const std::string base = Path("/leases/" + lease);
@@ -340,6 +350,7 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
   wire::HttpClient c(ClientFor());
   uint64_t tls_seen = 0;
   auto last_beat = std::chrono::steady_clock::now();
+  uint64_t beats = 0;
   std::map<std::string, bool> unreleased;  // exited jobs whose release did not reach the ledger yet
   while (!stop.stop_requested()) {
     ReloadTlsIfRenewed(c, tls_seen);
@@ -384,6 +395,7 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
         }
       }
       if (o_.tls) RenewIfDue(c);
+      if (++beats % 3 == 0 && registered_ && !withdrawn_) Reconcile(c);  // about once a lease TTL
     }
     Pause(std::chrono::milliseconds(200), stop);
   }

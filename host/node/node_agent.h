@@ -61,6 +61,7 @@ class NodeAgent {
   Status Register(wire::HttpClient& c);
   void Execute(wire::HttpClient& c, const plane::Command& cmd);
   plane::CommandResult Launch(wire::HttpClient& c, const plane::Command& cmd);
+  void Reconcile(wire::HttpClient& c);
   void EndLease(wire::HttpClient& c, const std::string& lease, int64_t epoch, bool ok, const std::string& reason);
   void Maintain(std::stop_token stop, std::stop_token agent_stop);
   void RenewIfDue(wire::HttpClient& c);

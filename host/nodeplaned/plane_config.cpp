@@ -8,6 +8,7 @@ plane::PlaneOptions PlaneOptionsFromConfig(const config::Config& cfg) {
   o.lease_ttl_ns = cfg.leases.ttl.count();
   o.poll_window_ns = cfg.wire.poll_window.count();
   o.command_timeout_ns = cfg.wire.command_timeout.count();
+  o.barrier_round_ns = cfg.wire.inventory_interval.count();
   for (const config::SiteConfig& s : cfg.sites) o.sites.push_back({s.name, s.store});
   for (const config::TierConfig& t : cfg.tiers) {
     plane::Tier tier;

@@ -9,7 +9,6 @@ namespace nodeplane::plane {
 namespace {
 
 constexpr int64_t kIdleNs = 5'000'000'000;     // no barrier, or the ledger is not quiet
-constexpr int64_t kRoundNs = 30'000'000'000;   // between rounds of asking
 constexpr size_t kConcurrentAsks = 8;
 
 }  // namespace
@@ -95,7 +94,7 @@ void Plane::BarrierLoop(std::stop_token stop) {
         if (!s.ok()) log_->Warn("plane.barrier_ask_failed", {{"error", s.message()}});
       }
     }
-    sleep(kRoundNs);
+    sleep(opts_.barrier_round_ns);
   }
 }
 

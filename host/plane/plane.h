@@ -62,6 +62,7 @@ struct PlaneOptions {
   int64_t lease_ttl_ns = 90'000'000'000;
   int64_t poll_window_ns = 50'000'000'000;
   int64_t command_timeout_ns = 600'000'000'000;
+  int64_t barrier_round_ns = 30'000'000'000;  // between rounds of asking the fleet (R20)
   std::vector<Site> sites;
   std::vector<Tier> tiers;
   const Clock* clock = nullptr;                  // null: the system clock

@@ -564,6 +564,9 @@ std::string EncodeAdvanceBody(int64_t epoch, ports::Phase phase) {
 std::string EncodeReleaseBody(int64_t epoch, ports::Phase outcome) {
   return Serialize(json::object{{"epoch", epoch}, {"outcome", ports::PhaseName(outcome)}});
 }
+std::string EncodeReconcileBody(const std::vector<std::string>& instances) {
+  return Serialize(json::object{{"instances", Array(instances)}});
+}
 std::string EncodeFailureBody(int64_t epoch, const std::string& reason) {
   return Serialize(json::object{{"epoch", epoch}, {"reason", reason}});
 }

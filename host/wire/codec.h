@@ -102,6 +102,7 @@ std::string EncodeEpochBody(int64_t epoch);                       // bind, heart
 std::string EncodeAdvanceBody(int64_t epoch, ports::Phase phase);
 std::string EncodeReleaseBody(int64_t epoch, ports::Phase outcome);
 std::string EncodeFailureBody(int64_t epoch, const std::string& reason);
+std::string EncodeReconcileBody(const std::vector<std::string>& instances);
 Result<plane::RegisterResponse> DecodeRegisterReply(std::string_view body);
 Result<plane::Command> DecodeCommand(std::string_view body);
 Result<JitAnswer> DecodeJitReply(std::string_view body);

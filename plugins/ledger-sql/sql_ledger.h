@@ -31,6 +31,7 @@
 
 #include "dialect.h"
 #include "nodeplane/np_ledger_v1.h"
+#include "lease_rules.h"
 #include "placement.h"
 
 namespace nodeplane::ledger {
@@ -129,6 +130,12 @@ class SqlLedger {
     Dialect dialect;
     std::string connection;  // SOCI connection string for the dialect's backend
     unsigned readers = 4;
+    // How long a node must have been seen empty before it counts as proved
+    // empty for a compute barrier.
+    int64_t barrier_grace_ns = kBarrierGraceNs;
+    // How long a lease must have been quarantined before a node's inventory
+    // that lacks it may free it.
+    int64_t quarantine_grace_ns = kQuarantineGraceNs;
   };
 
   // Opens the sessions and migrates the schema; throws LedgerError or soci_error.

@@ -149,7 +149,7 @@ bool SqlLedger::ComputeClear() {
     auto [generation, sealed] = LoadAdmission(s);
     if (!sealed || generation != barrier.front().generation) return false;
     long long unproved = 0;
-    const long long grace = kBarrierGraceNs;
+    const long long grace = options_.barrier_grace_ns;
     s << "SELECT COUNT(*) FROM nodes n LEFT JOIN compute_barrier_nodes r ON r.node = n.name "
          "AND r.barrier_id = :b AND r.node_epoch = n.epoch AND r.dispatch_generation = n.dispatch_generation "
          "AND r.observed_at >= r.empty_since + :g WHERE n.withdrawn = 0 AND r.node IS NULL",

@@ -99,7 +99,7 @@ int64_t SqlLedger::ResolveQuarantineFor(const std::string& node, const std::vect
     long long current = 0;
     s << "SELECT epoch FROM nodes WHERE name = :n", soci::into(current), soci::use(node);
     if (!s.got_data() || current != epoch) return 0;  // an overtaken registration proves nothing
-    const long long now = Now(), before = now - kQuarantineGraceNs;
+    const long long now = Now(), before = now - options_.quarantine_grace_ns;
     std::vector<LeaseRow> held = SelectLeases(
         s, std::string("WHERE phase = 'quarantine' AND ") + kChargedNode + " = :n AND expires_at < :before", node,
         before);

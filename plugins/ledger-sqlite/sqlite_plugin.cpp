@@ -51,6 +51,8 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     PluginConfig cfg(json, len, kName);
     std::string path = cfg.String("path", "ledger.db");
     int64_t readers = cfg.Integer("readers", 4, 1, 64);
+    int64_t grace = cfg.Integer("barrier_grace_seconds", kBarrierGraceNs / 1'000'000'000, 0, 86400);
+    int64_t quarantine = cfg.Integer("quarantine_grace_seconds", kQuarantineGraceNs / 1'000'000'000, 0, 86400);
     cfg.Finish();
     if (path.front() != '/') {
       if (host->state_dir == nullptr || host->state_dir[0] == '\0') {
@@ -71,6 +73,8 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     o.dialect = SqliteDialect();
     o.connection = "db=" + path;
     o.readers = static_cast<unsigned>(readers);
+    o.barrier_grace_ns = grace * 1'000'000'000;
+    o.quarantine_grace_ns = quarantine * 1'000'000'000;
     auto ledger = std::make_unique<SqlLedger>(host, std::move(o));
     VerifyPragmas(path);
     *instance = ledger.release();
