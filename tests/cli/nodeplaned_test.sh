@@ -51,7 +51,7 @@ check-typo)
 check-plugin-error)
   out=$("$bin" --check-config --config "$src/tests/cli/plugin_error.toml" --plugin-dir "$plugins" 2>&1) \
     && fail "a plugin's config error was accepted"
-  grep -qF 'plugin_error.toml:4:1: plugins.ledger: plugin instance "ledger": ledger-sqlite: config key "journal" is unknown (known keys: path, readers)' <<<"$out" \
+  grep -qF 'plugin_error.toml:4:1: plugins.ledger: plugin instance "ledger": ledger-sqlite: config key "journal" is unknown (known keys: barrier_grace_seconds, path, quarantine_grace_seconds, readers)' <<<"$out" \
     || fail "the plugin's own message is missing: $out"
   ;;
 bad-args)
