@@ -210,6 +210,39 @@ superseded)
   [ $rc -eq 3 ] || fail "the superseded process exited $rc"
   grep -q "event=node.superseded" "$dir/n1.log" || fail "no node.superseded line"
   ;;
+ctl-basics)
+  # nodeplanectl's contract: exit codes that tell a refusal from an
+  # unreachable host, the socket's mode, human and JSON output, metrics.
+  write_config
+  "$bin/nodeplanectl" --socket "$dir/nowhere.sock" status >/dev/null 2>&1; rc=$?
+  [ $rc -eq 3 ] || fail "an unreachable host exited $rc, not 3"
+  "$bin/nodeplanectl" --socket "$dir/nowhere.sock" frobnicate >/dev/null 2>&1; rc=$?
+  [ $rc -eq 2 ] || fail "an unknown command exited $rc, not 2"
+  start_host
+  [ "$(stat -c %a "$dir/host/admin.sock")" = 660 ] || fail "admin socket mode $(stat -c %a "$dir/host/admin.sock")"
+  ctl leases release no-such-lease >/dev/null 2>&1; rc=$?
+  [ $rc -eq 1 ] || fail "a refusal exited $rc, not 1"
+  ctl launch --tier job --request-id 1 >/dev/null 2>&1; rc=$?
+  [ $rc -eq 1 ] || fail "a launch with no node exited $rc, not 1"
+  ctl status | grep -q '^deployment: e2e$' || fail "no human status"
+  ctl --json status | grep -q '"deployment":"e2e"' || fail "no JSON status"
+  start_node n1
+  wait_until "n1 to register" node_is n1 live
+  ctl nodes list | grep -q '^NAME ' || fail "no table header"
+  token=$(ctl tokens create --uses 2 --ttl 5m 2>/dev/null)
+  [ ${#token} -eq 32 ] || fail "a join token is 32 characters: $token"
+  grep -q "$token" "$dir/host.log" && fail "the join token was logged"
+  id=$(ctl --json tokens list | sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p')
+  ctl tokens revoke "$id" >/dev/null || fail "token revoke failed"
+  metrics=$(ctl metrics)
+  for family in nodeplane_nodes nodeplane_commands_queued nodeplane_commands_in_flight nodeplane_polls_parked \
+                nodeplane_leases nodeplane_enrollments_pending nodeplane_plugin_call_seconds_bucket; do
+    grep -q "^$family" <<<"$metrics" || fail "metrics lack $family"
+  done
+  grep -q '^nodeplane_nodes{state="live"} 1$' <<<"$metrics" || fail "one live node expected: $(grep nodeplane_nodes <<<"$metrics")"
+  grep -q '^nodeplane_polls_parked 1$' <<<"$metrics" || wait_until "the node's poll to park" bash -c \
+    "$bin/nodeplanectl --config $dir/nodeplane.toml metrics | grep -q '^nodeplane_polls_parked 1$'"
+  ;;
 *)
   fail "unknown case $case"
   ;;
