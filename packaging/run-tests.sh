@@ -7,6 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup-deps.sh
 
+# A PostgreSQL 15 server for the PostgreSQL ledger's tests, stopped on exit.
+pg_dsn=$(bash packaging/pg-test-server.sh start)
+pg_dir=$(sed -n 's/^host=\([^ ]*\) .*/\1/p' <<<"$pg_dsn")
+trap 'bash packaging/pg-test-server.sh stop "$pg_dir"' EXIT
+export NODEPLANE_TEST_PG_DSN=$pg_dsn
+export NODEPLANE_TEST_PG_PAUSE="bash $PWD/packaging/pg-test-server.sh pause $pg_dir"
+export NODEPLANE_TEST_PG_RESUME="bash $PWD/packaging/pg-test-server.sh resume $pg_dir"
+
 bash packaging/build.sh build -DNODEPLANE_TESTS=ON
 (cd build && ctest -j2 --output-on-failure)
 

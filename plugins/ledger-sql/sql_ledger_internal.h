@@ -53,9 +53,17 @@ long long Exec(soci::session& s, const std::string& sql, const U&... uses) {
 }
 
 // Runs `body(s)` between `begin` (and `lock`, if any) and COMMIT; rolls
-// back and rethrows when it throws.
+// back and rethrows when it throws. A session whose connection was lost (a
+// database restart) is re-established first, with its `setup` statements;
+// if the database is still away that throws, which the caller reports as
+// unavailable, and the next transaction tries again.
 template <typename F>
-auto InTransaction(soci::session& s, const std::string& begin, const std::string& lock, F&& body) {
+auto InTransaction(soci::session& s, const std::vector<std::string>& setup, const std::string& begin,
+                   const std::string& lock, F&& body) {
+  if (!s.is_connected()) {
+    s.reconnect();
+    for (const std::string& q : setup) s << q;
+  }
   s << begin;
   try {
     if (!lock.empty()) s << lock;
@@ -80,7 +88,8 @@ auto InTransaction(soci::session& s, const std::string& begin, const std::string
 template <typename F>
 auto SqlLedger::Write(F&& body) {
   std::lock_guard lock(write_mu_);
-  return InTransaction(*writer_, options_.dialect.begin_write, options_.dialect.write_lock, std::forward<F>(body));
+  return InTransaction(*writer_, options_.dialect.writer_setup, options_.dialect.begin_write,
+                       options_.dialect.write_lock, std::forward<F>(body));
 }
 
 class SqlLedger::ReadLease {
@@ -107,7 +116,8 @@ class SqlLedger::ReadLease {
 template <typename F>
 auto SqlLedger::Read(F&& body) {
   ReadLease lease(*this);
-  return InTransaction(lease.session(), options_.dialect.begin_read, "", std::forward<F>(body));
+  return InTransaction(lease.session(), options_.dialect.reader_setup, options_.dialect.begin_read, "",
+                       std::forward<F>(body));
 }
 
 std::string NewHexId();

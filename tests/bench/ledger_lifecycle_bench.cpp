@@ -3,6 +3,13 @@
 // kind of file.
 //
 //   ledger-lifecycle-bench --plugin PATH/ledger-sqlite.so [--iterations N] [--only abi|inline|direct]
+//   ledger-lifecycle-bench --plugin PATH/ledger-postgres.so --config '{"dsn": "...", "schema": "{run}"}'
+//
+// --config is the plugin instance's config; "{run}" in it becomes the run's
+// name (abi, inline, direct), so each run has its own file or schema. With
+// ledger-postgres the direct run goes through libpq itself (PQexecParams, the
+// same statements, each operation a transaction holding the same advisory
+// lock), which is the floor any PostgreSQL client can reach.
 //
 // One lifecycle is six write transactions: escrow, bind, advance to
 // assigned, advance to launching, heartbeat, release. The direct run issues
@@ -10,6 +17,7 @@
 // and placement included), each operation in its own BEGIN IMMEDIATE. A third
 // run calls the vtable on the caller's thread, separating the ABI and the
 // store's C++ from the adapter's thread-pool hop.
+#include <libpq-fe.h>
 #include <soci/soci.h>
 #include <stdlib.h>
 
@@ -39,13 +47,21 @@ int Fail(const std::string& what) {
   return 1;
 }
 
+// The instance config for one run: "{run}" replaced by its name.
+std::string g_config = R"({"path": "{run}.db"})";
+std::string ConfigFor(const std::string& run) {
+  std::string c = g_config;
+  for (size_t at; (at = c.find("{run}")) != std::string::npos;) c.replace(at, 5, run);
+  return c;
+}
+
 // Through the ABI: the host's adapter over the plugin.
 int RunAbi(const std::string& plugin, const std::string& dir, int iterations, double& per_second) {
   Logger log(LogLevel::kError);
   loader::HostServices host(log, dir);
   auto lib = loader::PluginLibrary::Open(plugin, "", host.c());
   if (!lib.ok()) return Fail(lib.status().ToString());
-  auto ledger = loader::LedgerAdapter::Create(*lib, "bench", R"({"path": "abi.db"})", host.c(), false);
+  auto ledger = loader::LedgerAdapter::Create(*lib, "bench", ConfigFor("abi"), host.c(), false);
   if (!ledger.ok()) return Fail(ledger.status().ToString());
   ports::Catalog cat;
   cat.lease_ttl_ns = 90'000'000'000;
@@ -82,7 +98,7 @@ int RunAbiInline(const std::string& plugin, const std::string& dir, int iteratio
   if (!desc.ok()) return Fail(desc.status().ToString());
   auto vt = loader::CopyVtable<np_ledger_v1>(**desc, plugin, {});
   if (!vt.ok()) return Fail(vt.status().ToString());
-  const std::string config = R"({"path": "inline.db"})";
+  const std::string config = ConfigFor("inline");
   char msg[512] = {};
   np_error err{sizeof(np_error), NP_OK, 0, sizeof msg, msg, 0};
   void* self = nullptr;
@@ -124,7 +140,7 @@ int RunDirect(const std::string& plugin, const std::string& dir, int iterations,
     loader::HostServices host(log, dir);
     auto lib = loader::PluginLibrary::Open(plugin, "", host.c());
     if (!lib.ok()) return Fail(lib.status().ToString());
-    auto ledger = loader::LedgerAdapter::Create(*lib, "bench", R"({"path": "direct.db"})", host.c(), false);
+    auto ledger = loader::LedgerAdapter::Create(*lib, "bench", ConfigFor("direct"), host.c(), false);
     if (!ledger.ok()) return Fail(ledger.status().ToString());
     ports::NodeRegistration reg{"n1", "docker", "", std::string(32, 'a'), "", 1'000'000, 1'000'000 * kGiB, 1};
     if (auto e = (*ledger)->RegisterNode(reg); !e.ok()) return Fail(e.status().ToString());
@@ -206,6 +222,96 @@ int RunDirect(const std::string& plugin, const std::string& dir, int iterations,
   return 0;
 }
 
+// Directly through libpq, on the schema the plugin created for the run.
+int RunDirectPostgres(const std::string& plugin, const std::string& dir, const std::string& dsn,
+                      const std::string& schema, int iterations, double& per_second) {
+  {
+    Logger log(LogLevel::kError);
+    loader::HostServices host(log, dir);
+    auto lib = loader::PluginLibrary::Open(plugin, "", host.c());
+    if (!lib.ok()) return Fail(lib.status().ToString());
+    auto ledger = loader::LedgerAdapter::Create(*lib, "bench", ConfigFor("direct"), host.c(), false);
+    if (!ledger.ok()) return Fail(ledger.status().ToString());
+    ports::NodeRegistration reg{"n1", "docker", "", std::string(32, 'a'), "", 1'000'000, 1'000'000 * kGiB, 1};
+    if (auto e = (*ledger)->RegisterNode(reg); !e.ok()) return Fail(e.status().ToString());
+  }
+  PGconn* c = PQconnectdb(dsn.c_str());
+  if (PQstatus(c) != CONNECTION_OK) return Fail(std::string("libpq: ") + PQerrorMessage(c));
+  bool ok = true;
+  auto exec = [&](const std::string& sql, std::vector<std::string> params = {}) {
+    std::vector<const char*> values;
+    for (const auto& v : params) values.push_back(v.c_str());
+    PGresult* r = PQexecParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                               nullptr, 0);
+    const auto st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+      std::fprintf(stderr, "libpq: %s: %s", sql.c_str(), PQerrorMessage(c));
+      ok = false;
+    }
+    PQclear(r);
+  };
+  exec("SET search_path TO " + schema);
+  const std::string lock = "SELECT pg_advisory_xact_lock(42)";
+  auto tx = [&](auto&& body) {
+    exec("BEGIN ISOLATION LEVEL READ COMMITTED");
+    exec(lock);
+    body();
+    exec("COMMIT");
+  };
+  const std::string now = "1", exp = "2";
+  const std::string load = "SELECT * FROM leases WHERE id = $1";
+  auto start = Clock::now();
+  for (int i = 0; i < iterations && ok; ++i) {
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%032x", i);
+    const std::string id = buf;
+    tx([&] {  // escrow
+      exec("SELECT mode FROM admission WHERE id = 1");
+      exec("SELECT name, provider FROM nodes WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name");
+      exec("SELECT CASE WHEN node <> '' THEN node ELSE target_node END AS host, SUM(vcpu), SUM(memory), "
+           "SUM(macos_slot) FROM leases WHERE phase NOT IN ('done', 'failed') GROUP BY host");
+      exec("SELECT tier, node FROM leases WHERE phase NOT IN ('done', 'failed')");
+      exec("INSERT INTO leases (id, tier, node, target_node, phase, epoch, vcpu, memory, requested_vcpu, "
+           "requested_memory, created_at, heartbeat_at, expires_at, guest_os, providers, site, macos_slot) "
+           "VALUES ($1, 'small', '', 'n1', 'capacity', 0, 1, 1073741824, 1, 1073741824, $2, $2, $3, 'linux', "
+           "'docker', '', 0)",
+           {id, now, exp});
+    });
+    tx([&] {  // bind
+      exec(load, {id});
+      exec("SELECT provider FROM nodes WHERE name = 'n1'");
+      exec("SELECT provider, incarnation FROM nodes WHERE name = 'n1'");
+      exec("UPDATE leases SET node = 'n1', chosen_provider = 'docker', holder_incarnation = '' WHERE id = $1 AND "
+           "epoch = 0",
+           {id});
+      exec("UPDATE job_history SET node = 'n1' WHERE lease_id = $1", {id});
+    });
+    for (const char* to : {"assigned", "launching"}) {
+      tx([&] {  // advance
+        exec(load, {id});
+        if (std::strcmp(to, "launching") == 0) exec("SELECT provider FROM nodes WHERE name = 'n1'");
+        exec("UPDATE leases SET phase = $1, heartbeat_at = $2, expires_at = $3 WHERE id = $4 AND epoch = 0",
+             {to, now, exp, id});
+      });
+    }
+    tx([&] {  // heartbeat
+      exec(load, {id});
+      exec("UPDATE leases SET heartbeat_at = $1, expires_at = $2 WHERE id = $3 AND epoch = 0", {now, exp, id});
+    });
+    tx([&] {  // release
+      exec(load, {id});
+      exec("UPDATE leases SET phase = 'done' WHERE id = $1 AND epoch = 0", {id});
+      exec("INSERT INTO job_history (lease_id, tier, node, run_id, request_id, conclusion, queued_at, finished_at, "
+           "failure_reason) VALUES ($1, 'small', 'n1', 0, 0, 'done', $2, $2, '') ON CONFLICT (lease_id) DO UPDATE "
+           "SET conclusion = excluded.conclusion",
+           {id, now});
+    });
+  }
+  per_second = iterations / Seconds(start);
+  PQfinish(c);
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -215,6 +321,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--plugin") == 0 && i + 1 < argc) plugin = std::filesystem::absolute(argv[++i]);
     else if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    else if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) g_config = argv[++i];
     else return Fail(std::string("unknown argument ") + argv[i]);
   }
   if (plugin.empty() || iterations <= 0) return Fail("usage: ledger-lifecycle-bench --plugin PATH [--iterations N]");
@@ -227,15 +334,30 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "inline") {
     if (int rc = RunAbiInline(plugin, tmpl, iterations, inline_abi); rc != 0) return rc;
   }
+  const bool postgres = plugin.find("postgres") != std::string::npos;
   if (only.empty() || only == "direct") {
-    if (int rc = RunDirect(plugin, tmpl, iterations, direct); rc != 0) return rc;
+    int rc = 0;
+    if (postgres) {
+      // The dsn and schema the plugin was given, for libpq.
+      auto field = [&](const char* key) {
+        std::string c = ConfigFor("direct");
+        size_t at = c.find(std::string("\"") + key + "\"");
+        if (at == std::string::npos) return std::string();
+        size_t open = c.find('"', c.find(':', at) + 1), close = c.find('"', open + 1);
+        return c.substr(open + 1, close - open - 1);
+      };
+      rc = RunDirectPostgres(plugin, tmpl, field("dsn"), field("schema"), iterations, direct);
+    } else {
+      rc = RunDirect(plugin, tmpl, iterations, direct);
+    }
+    if (rc != 0) return rc;
   }
   std::filesystem::remove_all(tmpl);
-  std::printf("lease lifecycles (escrow, bind, advance x2, heartbeat, release), %d each, SQLite WAL synchronous=FULL\n",
-              iterations);
+  std::printf("lease lifecycles (escrow, bind, advance x2, heartbeat, release), %d each, %s\n", iterations,
+              postgres ? "PostgreSQL" : "SQLite WAL synchronous=FULL");
   std::printf("  host adapter -> ABI (per-instance thread pool): %8.1f lifecycles/s\n", abi);
   std::printf("  ABI vtable on the caller's thread:             %8.1f lifecycles/s\n", inline_abi);
-  std::printf("  the same SQL directly through SOCI:            %8.1f lifecycles/s\n", direct);
+  std::printf("  the same SQL directly through %s:          %8.1f lifecycles/s\n", postgres ? "libpq" : "SOCI ", direct);
   if (direct > 0) {
     std::printf("  ratio adapter/direct: %.2f   ratio vtable/direct: %.2f\n", abi / direct, inline_abi / direct);
   }

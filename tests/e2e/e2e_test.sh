@@ -195,6 +195,30 @@ drain)
   ctl launch --tier job --request-id 2 >/dev/null 2>&1 && fail "a drained deployment placed new work"
   ctl admission open >/dev/null || fail "admission open failed"
   ;;
+postgres-job)
+  # The same job flow with only the ledger section of the config changed.
+  [ -n "${NODEPLANE_TEST_PG_DSN:-}" ] || { echo "NODEPLANE_TEST_PG_DSN is not set: skipped"; exit 77; }
+  write_config
+  sed -i '/^\[plugins\.ledger\]/,$d' "$dir/nodeplane.toml"
+  cat >>"$dir/nodeplane.toml" <<TOML
+[plugins.ledger]
+library = "ledger-postgres"
+provides = ["ledger"]
+[plugins.ledger.config]
+dsn = "$NODEPLANE_TEST_PG_DSN"
+schema = "e2e_$$"
+TOML
+  start_host
+  grep -q "event=plugin.opened instance=ledger interface=ledger plugin=ledger-postgres" "$dir/host.log" \
+    || fail "the host did not open ledger-postgres"
+  start_node n1
+  wait_until "n1 to register" node_is n1 live
+  launch 1
+  wait_until "the job to run" lease_is "$lease" busy
+  finish_job 1
+  wait_until "the lease to be done" lease_is "$lease" done
+  grep -q "NOTICE" "$dir/host.log" && fail "database notices reached the host's log"
+  ;;
 superseded)
   # A second process under the same name supersedes the first, which is
   # refused from then on and stops (exit 3).

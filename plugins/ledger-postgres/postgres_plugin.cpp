@@ -1,0 +1,175 @@
+// ledger-postgres: the ledger on PostgreSQL, for deployments that outgrow
+// one machine or want a managed, replicated database. The SQL is the SQLite
+// store's (plugins/ledger-sql); what differs is the Dialect below.
+//
+// Config ([plugins.NAME.config]):
+//   dsn            libpq connection string without the password, e.g.
+//                  "host=db.internal dbname=nodeplane user=nodeplane sslmode=verify-full"
+//   password_file  a file holding the password (not readable by others), or
+//   password_env   the name of an environment variable holding it; or neither
+//                  (peer/trust authentication, a .pgpass file)
+//   schema         the schema the ledger lives in, created if absent (default
+//                  "nodeplane"); several deployments may share one database
+//   pool           reader sessions, 1..64 (default 4); one writer besides
+//   barrier_grace_seconds, quarantine_grace_seconds   as for ledger-sqlite
+//
+// Writes: every write transaction first takes a transaction-scoped advisory
+// lock keyed by the schema, so two control planes on one database serialize
+// their writes and can never escrow the same capacity twice. Reads: each is
+// one REPEATABLE READ snapshot, so a quiescence or barrier answer is read
+// from a single point in time. A lost connection makes that call
+// NP_UNAVAILABLE (retryable) and is re-established by the next one.
+// The password never appears in a log line or an error message.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "ledger_vtable.h"
+#include "plugin_config.h"
+#include "sql_ledger.h"
+
+namespace nodeplane::ledger {
+namespace {
+
+constexpr const char* kName = "ledger-postgres";
+
+// A stable 63-bit key for the schema's advisory lock (FNV-1a).
+int64_t LockKey(const std::string& schema) {
+  uint64_t h = 1469598103934665603ULL;
+  for (char c : "nodeplane.ledger:" + schema) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return static_cast<int64_t>(h >> 1);
+}
+
+Dialect PostgresDialect(const std::string& schema) {
+  Dialect d;
+  d.name = "postgresql";
+  d.soci_backend = "postgresql";
+  d.begin_write = "BEGIN ISOLATION LEVEL READ COMMITTED";
+  d.write_lock = "SELECT pg_advisory_xact_lock(" + std::to_string(LockKey(schema)) + ")";
+  d.begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+  // Notices (a schema that already exists) would go to the host's stderr
+  // outside its log format: only warnings and errors are of interest.
+  d.writer_setup = {"SET client_min_messages TO warning", "SET search_path TO " + schema,
+                    "SET synchronous_commit TO on"};
+  d.reader_setup = {"SET client_min_messages TO warning", "SET search_path TO " + schema};
+  return d;
+}
+
+// libpq quoting for a conninfo value.
+std::string Quoted(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "'";
+}
+
+std::string ReadPassword(const std::string& file) {
+  struct stat st{};
+  if (::stat(file.c_str(), &st) != 0) {
+    Fail(NP_INVALID, std::string(kName) + ": password_file " + file + ": " + std::strerror(errno));
+  }
+  if ((st.st_mode & 0007) != 0) {
+    Fail(NP_INVALID, std::string(kName) + ": password_file " + file + " is readable by others; chmod o-rwx it");
+  }
+  std::ifstream in(file);
+  std::string pw;
+  std::getline(in, pw);
+  return pw;
+}
+
+bool ValidSchema(const std::string& s) {
+  if (s.empty() || s.size() > 63 || !(std::islower(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t flags, void** instance,
+               np_error* err) {
+  try {
+    PluginConfig cfg(json, len, kName);
+    const std::string dsn = cfg.String("dsn", "", true);
+    const std::string password_file = cfg.String("password_file", "");
+    const std::string password_env = cfg.String("password_env", "");
+    const std::string schema = cfg.String("schema", "nodeplane");
+    const int64_t pool = cfg.Integer("pool", 4, 1, 64);
+    const int64_t grace = cfg.Integer("barrier_grace_seconds", kBarrierGraceNs / 1'000'000'000, 0, 86400);
+    const int64_t quarantine = cfg.Integer("quarantine_grace_seconds", kQuarantineGraceNs / 1'000'000'000, 0, 86400);
+    cfg.Finish();
+    if (dsn.find("password") != std::string::npos) {
+      Fail(NP_INVALID, std::string(kName) + ": dsn must not carry the password; use password_file or password_env");
+    }
+    if (!password_file.empty() && !password_env.empty()) {
+      Fail(NP_INVALID, std::string(kName) + ": password_file and password_env are exclusive");
+    }
+    if (!ValidSchema(schema)) {
+      Fail(NP_INVALID, std::string(kName) + ": schema must be 1 to 63 of [a-z0-9_], not starting with a digit");
+    }
+    std::string password;
+    if (!password_file.empty()) password = ReadPassword(password_file);
+    if (!password_env.empty()) {
+      const char* v = std::getenv(password_env.c_str());
+      if (v == nullptr) Fail(NP_INVALID, std::string(kName) + ": the environment has no " + password_env);
+      password = v;
+    }
+    if (flags & NP_CREATE_VALIDATE_ONLY) {
+      *instance = nullptr;
+      return NP_OK;
+    }
+    const std::string connection = dsn + (password.empty() ? "" : " password=" + Quoted(password));
+    {
+      // The schema first, on a session of its own.
+      soci::session s("postgresql", connection);
+      s << "SET client_min_messages TO warning";
+      s << "CREATE SCHEMA IF NOT EXISTS " + schema;
+    }
+    SqlLedger::Options o;
+    o.dialect = PostgresDialect(schema);
+    o.connection = connection;
+    o.readers = static_cast<unsigned>(pool);
+    o.barrier_grace_ns = grace * 1'000'000'000;
+    o.quarantine_grace_ns = quarantine * 1'000'000'000;
+    *instance = new SqlLedger(host, std::move(o));
+    return NP_OK;
+  } catch (const LedgerError& e) {
+    return np_error_set(err, e.code(), e.code() == NP_UNAVAILABLE ? 1u : 0u, e.what());
+  } catch (const soci::soci_error& e) {
+    // libpq's words name the host and the reason, never the password.
+    return np_error_set(err, NP_UNAVAILABLE, 1,
+                        (std::string(kName) + ": cannot reach the database: " + e.get_error_message()).c_str());
+  } catch (const std::exception& e) {
+    return np_error_set(err, NP_UNAVAILABLE, 1, (std::string(kName) + ": " + e.what()).c_str());
+  }
+}
+
+const np_ledger_v1 kVtable = MakeLedgerVtable(&Create);
+
+const np_interface_desc kInterfaces[] = {
+    {sizeof(np_interface_desc), NP_LEDGER_INTERFACE, NP_LEDGER_MAJOR, "postgresql", &kVtable, sizeof kVtable},
+};
+
+const np_plugin_desc kPlugin = {sizeof(np_plugin_desc), kName, NODEPLANE_PLUGIN_VERSION, 1, kInterfaces};
+
+}  // namespace
+}  // namespace nodeplane::ledger
+
+extern "C" NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
+  if (n->host_abi_min > NP_ABI_VERSION || n->host_abi_max < NP_ABI_VERSION) {
+    return np_error_set(err, NP_UNSUPPORTED, 0, "ledger-postgres is built for plugin ABI 1");
+  }
+  n->chosen_abi = NP_ABI_VERSION;
+  n->plugin = &nodeplane::ledger::kPlugin;
+  return NP_OK;
+}

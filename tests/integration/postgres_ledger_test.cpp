@@ -1,0 +1,101 @@
+// ledger-postgres against a real server (NODEPLANE_TEST_PG_DSN; skipped
+// without it): a server restart makes calls fail as unavailable, never as a
+// verdict, and the same instance recovers without a restart of the host;
+// two instances on one database never both win the last capacity.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "loader/host_services.h"
+#include "loader/ledger_adapter.h"
+#include "loader/plugin_library.h"
+#include "nodeplane/np_plugin.h"
+
+namespace nodeplane {
+namespace {
+
+constexpr int64_t kGiB = 1LL << 30;
+
+class PostgresLedgerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* dsn = std::getenv("NODEPLANE_TEST_PG_DSN");
+    if (dsn == nullptr) GTEST_SKIP() << "NODEPLANE_TEST_PG_DSN is not set";
+    dsn_ = dsn;
+    schema_ = "t_" + std::to_string(::getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    for (char& c : schema_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    schema_.resize(std::min<size_t>(schema_.size(), 63));
+    host_ = std::make_unique<loader::HostServices>(log_, ::testing::TempDir());
+    auto lib = loader::PluginLibrary::Open(std::string(PLUGIN_DIR) + "/ledger-postgres.so", "", host_->c());
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    lib_ = *lib;
+  }
+
+  std::unique_ptr<loader::LedgerAdapter> Open() {
+    auto l = loader::LedgerAdapter::Create(lib_, "ledger",
+                                           R"({"dsn": ")" + dsn_ + R"(", "schema": ")" + schema_ + R"(", "pool": 2})",
+                                           host_->c(), false);
+    EXPECT_TRUE(l.ok()) << l.status().ToString();
+    if (!l.ok()) return nullptr;
+    ports::Catalog cat;
+    cat.lease_ttl_ns = 90'000'000'000;
+    cat.tiers.push_back({"small", 1, kGiB, {"process"}, "linux", "", "", 0, 0});
+    EXPECT_TRUE((*l)->SetCatalog(cat).ok());
+    return std::move(*l);
+  }
+
+  std::string dsn_, schema_;
+  Logger log_{LogLevel::kError};
+  std::unique_ptr<loader::HostServices> host_;
+  std::shared_ptr<const loader::PluginLibrary> lib_;
+};
+
+TEST_F(PostgresLedgerTest, AnOutageIsUnavailableThenRecoversWithoutRestartingTheHost) {
+  const char* pause = std::getenv("NODEPLANE_TEST_PG_PAUSE");
+  const char* resume = std::getenv("NODEPLANE_TEST_PG_RESUME");
+  if (pause == nullptr || resume == nullptr) GTEST_SKIP() << "NODEPLANE_TEST_PG_PAUSE/RESUME are not set";
+  auto ledger = Open();
+  ASSERT_NE(ledger, nullptr);
+  ASSERT_TRUE(ledger->RegisterNode({"n1", "process", "", "i1", "", 4, 8 * kGiB, 1}).ok());
+  ASSERT_EQ(std::system(pause), 0);
+  // While the server is down every call is an outage, never a verdict.
+  auto nodes = ledger->ListNodes();
+  EXPECT_EQ(nodes.status().code(), Code::kUnavailable) << nodes.status().ToString();
+  auto escrow = ledger->Escrow("small", 1);
+  EXPECT_EQ(escrow.status().code(), Code::kUnavailable) << escrow.status().ToString();
+  EXPECT_TRUE(escrow.status().retryable());
+  ASSERT_EQ(std::system(resume), 0);
+  // The same instance re-establishes its sessions, and the data survived.
+  nodes = ledger->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  EXPECT_EQ(nodes->size(), 1u);
+  escrow = ledger->Escrow("small", 1);
+  ASSERT_TRUE(escrow.ok()) << escrow.status().ToString();
+  EXPECT_EQ(escrow->size(), 1u);
+}
+
+TEST_F(PostgresLedgerTest, TwoInstancesOnOneDatabaseNeverBothWinTheLastCapacity) {
+  auto a = Open(), b = Open();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(a->RegisterNode({"n1", "process", "", "i1", "", 1, kGiB, 1}).ok());  // room for exactly one
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> won{0};
+    std::thread ta([&] { if (auto r = a->Escrow("small", 1); r.ok() && !r->empty()) won++; });
+    std::thread tb([&] { if (auto r = b->Escrow("small", 1); r.ok() && !r->empty()) won++; });
+    ta.join();
+    tb.join();
+    ASSERT_EQ(won.load(), 1) << "round " << round;
+    auto open = a->ListLeases("");
+    ASSERT_TRUE(open.ok());
+    ASSERT_EQ(open->size(), 1u);
+    ASSERT_TRUE(a->Release(open->front().id, open->front().epoch, ports::Phase::kFailed).ok());
+  }
+}
+
+}  // namespace
+}  // namespace nodeplane
