@@ -23,8 +23,8 @@ if [ "${CI:-}" = true ] || [ "${NODEPLANE_SANITIZERS:-}" = 1 ]; then
   (cd build-asan && ctest -j2 -L 'unit|conformance' --output-on-failure)
   bash packaging/build.sh build-tsan -DNODEPLANE_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j2 -L 'unit|conformance' --output-on-failure)
-  CC=clang CXX=clang++ bash packaging/build.sh build-fuzz -DNODEPLANE_FUZZ=ON -DNODEPLANE_TESTS=OFF \
-    -DNODEPLANE_PLUGIN_LEDGER_SQLITE=OFF
+  CC=clang CXX=clang++ BUILD_TARGET=wire-request-fuzz bash packaging/build.sh build-fuzz -DNODEPLANE_FUZZ=ON -DNODEPLANE_TESTS=OFF \
+    -DNODEPLANE_PLUGIN_LEDGER_SQLITE=OFF -DNODEPLANE_PLUGIN_LEDGER_POSTGRES=OFF
   corpus=$(mktemp -d)
   cp tests/fuzz/corpus/* "$corpus"/
   build-fuzz/tests/fuzz/wire-request-fuzz -max_total_time="${NODEPLANE_FUZZ_SECONDS:-60}" -rss_limit_mb=1024 \
