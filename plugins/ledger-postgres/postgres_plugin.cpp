@@ -28,12 +28,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "ledger_error.h"
 #include "ledger_vtable.h"
 #include "plugin_config.h"
 #include "sql_ledger.h"
 
 namespace nodeplane::ledger {
 namespace {
+
+using plugins::PluginConfig;
 
 constexpr const char* kName = "ledger-postgres";
 
@@ -117,16 +120,16 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     if (!ValidSchema(schema)) {
       Fail(NP_INVALID, std::string(kName) + ": schema must be 1 to 63 of [a-z0-9_], not starting with a digit");
     }
+    if (flags & NP_CREATE_VALIDATE_ONLY) {  // the config's shape only: no file, no connection
+      *instance = nullptr;
+      return NP_OK;
+    }
     std::string password;
     if (!password_file.empty()) password = ReadPassword(password_file);
     if (!password_env.empty()) {
       const char* v = std::getenv(password_env.c_str());
       if (v == nullptr) Fail(NP_INVALID, std::string(kName) + ": the environment has no " + password_env);
       password = v;
-    }
-    if (flags & NP_CREATE_VALIDATE_ONLY) {
-      *instance = nullptr;
-      return NP_OK;
     }
     const std::string connection = dsn + (password.empty() ? "" : " password=" + Quoted(password));
     {

@@ -1,24 +1,12 @@
-// How the SQL ledger reports a verdict internally. It is thrown inside the
-// plugin only and turned into an np_code at the vtable (ledger_vtable.cpp);
-// nothing C++ crosses the ABI.
+// The SQL ledger reports verdicts as the project's plugins do
+// (plugins/common/plugin_error.h).
 #pragma once
 
-#include <stdexcept>
-#include <string>
-
-#include "nodeplane/np_plugin.h"
+#include "plugin_error.h"
 
 namespace nodeplane::ledger {
 
-class LedgerError : public std::runtime_error {
- public:
-  LedgerError(np_code code, const std::string& message) : std::runtime_error(message), code_(code) {}
-  np_code code() const { return code_; }
-
- private:
-  np_code code_;
-};
-
-[[noreturn]] inline void Fail(np_code code, const std::string& message) { throw LedgerError(code, message); }
+using LedgerError = plugins::PluginError;
+using plugins::Fail;
 
 }  // namespace nodeplane::ledger

@@ -11,12 +11,15 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ledger_error.h"
 #include "ledger_vtable.h"
 #include "plugin_config.h"
 #include "sql_ledger.h"
 
 namespace nodeplane::ledger {
 namespace {
+
+using plugins::PluginConfig;
 
 constexpr const char* kName = "ledger-sqlite";
 

@@ -53,10 +53,12 @@ TOML
 }
 
 start_host() {
+  local before
+  before=$(grep -c "event=host.healthy" "$dir/host.log" 2>/dev/null)
   "$bin/nodeplaned" --config "$dir/nodeplane.toml" --plugin-dir "$plugins" 2>>"$dir/host.log" &
   host=$!
   pids+=($host)
-  wait_until "the host to serve" grep -q "event=host.healthy" "$dir/host.log"
+  wait_until "the host to serve" bash -c "[ \$(grep -c event=host.healthy $dir/host.log) -gt ${before:-0} ]"
 }
 
 # start_node NAME [extra args]: a node on the wire with state in $dir/NAME.
@@ -218,6 +220,110 @@ TOML
   finish_job 1
   wait_until "the lease to be done" lease_is "$lease" done
   grep -q "NOTICE" "$dir/host.log" && fail "database notices reached the host's log"
+  ;;
+crl)
+  # The revocation-crl plugin with CRLs made by `openssl ca`: the revoked
+  # certificate is refused from the first request after the CRL is replaced,
+  # the other is served; a tampered CRL is not accepted; an expired one
+  # follows on_expired.
+  . "$src/tests/support/openssl_ca.sh"
+  pki="$dir/pki"
+  ca_init "$pki" e2e
+  ca_issue "$pki" n1 e2e
+  ca_issue "$pki" n2 e2e
+  ca_crl "$pki" "$dir/crl.pem"
+  mkdir -p "$dir/host"
+  cp "$pki/ca.pem" "$dir/host/ca.pem"
+  install -m 600 "$pki/ca.key" "$dir/host/ca.key"   # the deployment's CA is the operator's own
+  write_config tls
+  cat >>"$dir/nodeplane.toml" <<TOML
+[plugins.crl]
+library = "revocation-crl"
+provides = ["revocation"]
+[plugins.crl.config]
+crl_files = ["$dir/crl.pem"]
+ca_files = ["$pki/ca.pem"]
+TOML
+  start_host
+  code() {  # code NODE: the status of a request authenticated as NODE
+    curl -sS --max-time 10 --cacert "$dir/host/ca.pem" --cert "$pki/$1.pem" --key "$pki/$1.key" -o /dev/null \
+      -w '%{http_code}' "https://127.0.0.1:$port/v1/nodes/$1/launched"
+  }
+  [ "$(code n1)" = 401 ] || fail "n1 before revocation: $(code n1)"   # 401: authenticated, not registered
+  [ "$(code n2)" = 401 ] || fail "n2 before revocation: $(code n2)"
+  cp "$dir/crl.pem" "$dir/crl-clean.pem"
+  ca_revoke "$pki" n1
+  ca_crl "$pki" "$dir/crl.pem"
+  [ "$(code n1)" = 403 ] || fail "n1 was served after its revocation: $(code n1)"
+  [ "$(code n2)" = 401 ] || fail "n2 after n1's revocation: $(code n2)"
+  # A tampered CRL (the clean one, one signature byte changed) would un-revoke
+  # n1 if it were believed; it is rejected and the previous CRL stays.
+  openssl crl -in "$dir/crl-clean.pem" -outform DER -out "$dir/clean.der"
+  python3 -c 'import sys; b=bytearray(open(sys.argv[1],"rb").read()); b[-5]^=0xff; open(sys.argv[2],"wb").write(b)' \
+    "$dir/clean.der" "$dir/tampered.der"
+  mv "$dir/tampered.der" "$dir/crl.pem"
+  [ "$(code n1)" = 403 ] || fail "a tampered CRL was believed: n1 got $(code n1)"
+  grep -q "event=plugin.crl.rejected" "$dir/host.log" || fail "no crl.rejected line"
+  # Expired (nextUpdate in the past): refused (503) under the default policy.
+  ca_crl "$pki" "$dir/crl.pem" -crl_lastupdate 20200101000000Z -crl_nextupdate 20200102000000Z
+  [ "$(code n2)" = 503 ] || fail "an expired CRL vouched for n2: $(code n2)"
+  # ... and answered from, with a warning, under on_expired = "warn".
+  kill -TERM $host; wait $host
+  sed -i 's|^ca_files = .*|&\non_expired = "warn"|' "$dir/nodeplane.toml"
+  start_host
+  [ "$(code n2)" = 401 ] || fail "on_expired = warn refused n2: $(code n2)"
+  [ "$(code n1)" = 403 ] || fail "on_expired = warn served the revoked n1: $(code n1)"
+  grep -q "event=plugin.crl.expired" "$dir/host.log" || fail "no crl.expired warning"
+  ;;
+cache-rules)
+  # The cache-policy-rules plugin behind the wire's cache-policy route:
+  # first match wins, globs, case-insensitive names, reload on change, and
+  # a bad file refused with its line (at start) or ignored (on reload).
+  cat >"$dir/rules.toml" <<'TOML'
+default = "allow"
+[[rules]]
+owner = "acme"
+repository = "secret-ok"
+action = "allow"
+[[rules]]
+owner = "acme"
+repository = "secret-*"
+action = "deny"
+[[rules]]
+owner = "evil?corp"
+action = "deny"
+TOML
+  write_config
+  cat >>"$dir/nodeplane.toml" <<TOML
+[plugins.cache]
+library = "cache-policy-rules"
+provides = ["cache_policy"]
+[plugins.cache.config]
+rules_file = "$dir/rules.toml"
+TOML
+  start_host
+  allowed() { curl -fsS "http://127.0.0.1:$port/v1/nodes/n1/cache-policy?owner=$1&repository=$2"; }
+  [ "$(allowed acme secret-ok)" = '{"allowed":true}' ] || fail "the first matching rule did not win"
+  [ "$(allowed acme secret-keys)" = '{"allowed":false}' ] || fail "a glob rule did not deny"
+  [ "$(allowed ACME Secret-Keys)" = '{"allowed":false}' ] || fail "names are case-insensitive"
+  [ "$(allowed evil1corp x)" = '{"allowed":false}' ] || fail "? did not match one character"
+  [ "$(allowed evil12corp x)" = '{"allowed":true}' ] || fail "? matched two characters"
+  [ "$(allowed other%20org public)" = '{"allowed":true}' ] || fail "the default did not apply"
+  # Reload: replace the file; the next request sees the new rules.
+  printf 'default = "deny"\n' >"$dir/rules.new" && mv "$dir/rules.new" "$dir/rules.toml"
+  [ "$(allowed other public)" = '{"allowed":false}' ] || fail "the rules were not reloaded"
+  # A bad file is ignored with its line in the log; the rules in force stay.
+  printf 'default = "deny"\n[[rules]]\nowner = "x"\naction = "maybe"\n' >"$dir/rules.new" && mv "$dir/rules.new" "$dir/rules.toml"
+  [ "$(allowed other public)" = '{"allowed":false}' ] || fail "a bad file replaced the rules"
+  grep -q 'event=plugin.cache_rules.rejected.*rules.toml:4:10: rules\[1\].action: must be' "$dir/host.log" \
+    || fail "no rejection with the line: $(grep cache_rules "$dir/host.log")"
+  # At start, a bad file stops the host and names the line.
+  kill -TERM $host; wait $host
+  if "$bin/nodeplaned" --config "$dir/nodeplane.toml" --plugin-dir "$plugins" 2>"$dir/bad-start.log"; then
+    fail "the host started with a bad rules file"
+  fi
+  grep -q 'rules.toml:4:10: rules\[1\].action: must be' "$dir/bad-start.log" \
+    || fail "the start-up error lacks the line: $(cat "$dir/bad-start.log")"
   ;;
 superseded)
   # A second process under the same name supersedes the first, which is

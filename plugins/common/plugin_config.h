@@ -6,18 +6,21 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
-#include "ledger_error.h"
+#include "plugin_error.h"
 
-namespace nodeplane::ledger {
+namespace nodeplane::plugins {
 
 class PluginConfig {
  public:
-  // Throws LedgerError(NP_INVALID) when the text is not a JSON object.
+  // Throws PluginError(NP_INVALID) when the text is not a JSON object.
   PluginConfig(const char* json, size_t len, std::string plugin);
 
   std::string String(const char* key, const std::string& fallback, bool required = false);
   int64_t Integer(const char* key, int64_t fallback, int64_t min, int64_t max);
+  // An array of non-empty strings; with `required`, a non-empty one.
+  std::vector<std::string> Strings(const char* key, bool required = false);
   // Refuses every key that was never asked for.
   void Finish();
 
@@ -30,4 +33,4 @@ class PluginConfig {
   std::set<std::string> known_;
 };
 
-}  // namespace nodeplane::ledger
+}  // namespace nodeplane::plugins

@@ -1,6 +1,6 @@
 #include "plugin_config.h"
 
-namespace nodeplane::ledger {
+namespace nodeplane::plugins {
 
 PluginConfig::PluginConfig(const char* json, size_t len, std::string plugin) : plugin_(std::move(plugin)) {
   boost::system::error_code ec;
@@ -37,6 +37,22 @@ int64_t PluginConfig::Integer(const char* key, int64_t fallback, int64_t min, in
   return i;
 }
 
+std::vector<std::string> PluginConfig::Strings(const char* key, bool required) {
+  const boost::json::value* v = Get(key);
+  std::vector<std::string> out;
+  if (v == nullptr) {
+    if (required) Bad(key, "is required");
+    return out;
+  }
+  if (!v->is_array()) Bad(key, "must be an array of strings");
+  for (const auto& e : v->as_array()) {
+    if (!e.is_string() || e.as_string().empty()) Bad(key, "must be an array of non-empty strings");
+    out.emplace_back(e.as_string());
+  }
+  if (required && out.empty()) Bad(key, "must name at least one");
+  return out;
+}
+
 void PluginConfig::Finish() {
   for (const auto& kv : obj_) {
     std::string key(kv.key());
@@ -48,4 +64,4 @@ void PluginConfig::Finish() {
   }
 }
 
-}  // namespace nodeplane::ledger
+}  // namespace nodeplane::plugins
