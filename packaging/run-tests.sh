@@ -2,7 +2,8 @@
 # README command two: set up, build, and run every test. In CI (CI=true) the
 # build uses -Werror and the unit tests also run under AddressSanitizer with
 # UndefinedBehaviorSanitizer, and under ThreadSanitizer, and the wire's fuzz
-# target runs for a bounded time (NODEPLANE_FUZZ_SECONDS, default 60).
+# target runs for a bounded time (NODEPLANE_FUZZ_SECONDS, default 60), and
+# the Debian packages are built and checked (packaging/package-test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup-deps.sh
@@ -30,4 +31,5 @@ if [ "${CI:-}" = true ] || [ "${NODEPLANE_SANITIZERS:-}" = 1 ]; then
   build-fuzz/tests/fuzz/wire-request-fuzz -max_total_time="${NODEPLANE_FUZZ_SECONDS:-60}" -rss_limit_mb=1024 \
     -print_final_stats=1 "$corpus" 2>&1 | tail -n 12
   rm -rf "$corpus"
+  bash packaging/package-test.sh
 fi

@@ -11,7 +11,9 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-system1.81-dev libboost-filesystem1.81-dev
   libssl-dev libtomlplusplus-dev libsoci-dev libsqlite3-dev libpq-dev
   # tests
-  googletest libgtest-dev postgresql curl openssl
+  googletest libgtest-dev postgresql curl openssl python3
+  # packaging checks
+  dpkg-dev file lintian systemd
 )
 
 missing=()
