@@ -273,6 +273,7 @@ void PrintHuman(const json::value& v) {
     };
     std::vector<std::string> head;
     for (auto c : cols) {
+      if (c.size() > 3 && c.substr(c.size() - 3) == "_ns") c.resize(c.size() - 3);  // shown as a time
       for (char& ch : c) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       head.push_back(c);
     }

@@ -98,16 +98,26 @@ struct HttpClient::Impl {
     buffer.clear();
   }
 
+  // `stale` is set when the server had closed the kept-alive connection
+  // before this request reached it (the write failed, or the connection
+  // ended before a byte of the answer): only then is a retry safe, since
+  // the server cannot have acted on the request.
   template <typename Stream>
-  Result<ClientResponse> Exchange(Stream& stream, http::request<http::string_body>& req) {
+  Result<ClientResponse> Exchange(Stream& stream, http::request<http::string_body>& req, bool& stale) {
     beast::error_code ec;
     beast::get_lowest_layer(stream).expires_after(opts.timeout);
     http::write(stream, req, ec);
-    if (ec) return Status::Unavailable("sending the request failed: " + ec.message());
+    if (ec) {
+      stale = true;
+      return Status::Unavailable("sending the request failed: " + ec.message());
+    }
     http::response_parser<http::string_body> parser;
     parser.body_limit(16u << 20);
     http::read(stream, buffer, parser, ec);
-    if (ec) return Status::Unavailable("reading the response failed: " + ec.message());
+    if (ec) {
+      stale = ec == http::error::end_of_stream;
+      return Status::Unavailable("reading the response failed: " + ec.message());
+    }
     auto& res = parser.get();
     if (!res.keep_alive()) Drop();
     return ClientResponse{static_cast<int>(res.result_int()), std::move(res.body())};
@@ -142,18 +152,17 @@ Result<ClientResponse> HttpClient::Do(const std::string& method, const std::stri
   req.keep_alive(true);
   req.prepare_payload();
   // A kept-alive connection the server has since closed fails on first use:
-  // that one failure is retried on a fresh connection.
+  // that one failure is retried on a fresh connection, and only when the
+  // request cannot have reached the server.
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool reused = impl_->connected();
     if (!reused) {
       if (Status s = impl_->Connect(); !s.ok()) return s;
     }
-    auto r = impl_->secure ? impl_->Exchange(*impl_->secure, req) : impl_->Exchange(*impl_->plain, req);
-    if (r.ok() || !reused) {
-      if (!r.ok()) impl_->Drop();
-      return r;
-    }
-    impl_->Drop();
+    bool stale = false;
+    auto r = impl_->secure ? impl_->Exchange(*impl_->secure, req, stale) : impl_->Exchange(*impl_->plain, req, stale);
+    if (!r.ok()) impl_->Drop();
+    if (r.ok() || !reused || !stale) return r;
   }
   return Status::Unavailable("the connection failed twice");
 }
