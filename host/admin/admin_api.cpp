@@ -269,8 +269,12 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
        [&]() -> Answer {
          auto nodes = ledger.ListNodes();
          if (!nodes.ok()) return nodes.status();
+         const std::map<std::string, int64_t> seen = d_.plane->LastSeen();
          json::array out;
-         for (const auto& n : *nodes) out.push_back(NodeObject(n));
+         for (ports::Node n : *nodes) {
+           if (auto it = seen.find(n.name); it != seen.end()) n.last_seen_at_ns = it->second;  // every request counts
+           out.push_back(NodeObject(n));
+         }
          return Text(out);
        }},
       {"nodes.revoke",

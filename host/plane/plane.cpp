@@ -645,6 +645,13 @@ Plane::Stats Plane::GetStats() const {
   return s;
 }
 
+std::map<std::string, int64_t> Plane::LastSeen() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, n] : nodes_) out[name] = n->last_seen;
+  return out;
+}
+
 size_t Plane::QueuedForTest(const std::string& node) const {
   std::lock_guard lock(mu_);
   const NodeState* n = Find(node);

@@ -219,6 +219,9 @@ class Plane {
     size_t lease_owners = 0;
   };
   Stats GetStats() const;
+  // When each registered node was last heard from (clock ns): fresher than
+  // the ledger's record, which is written at registration.
+  std::map<std::string, int64_t> LastSeen() const;
 
   // ---- Test hooks (synchronise on state, never on sleeps) ----
   Result<std::string> PickForTest(const ports::Lease& lease);
