@@ -138,6 +138,20 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          if (!fp.ok()) return fp.status();
          return Text(json::object{{"fingerprint", *fp}, {"created", true}});
        }},
+      {"ca.rotate",
+       [&]() -> Answer {
+         auto fp = d_.rotate_ca();
+         if (!fp.ok()) return fp.status();
+         d_.log->Info("admin.ca_rotated", {{"fingerprint", *fp}});
+         return Text(json::object{{"fingerprint", *fp},
+                                  {"next", "restart nodeplaned; nodes take the new CA when they renew; then ca retire"}});
+       }},
+      {"ca.retire",
+       [&]() -> Answer {
+         if (Status s = d_.retire_ca(); !s.ok()) return s;
+         d_.log->Info("admin.ca_retired");
+         return Text(json::object{{"retired", true}, {"next", "restart nodeplaned"}});
+       }},
       {"ca.show",
        [&]() -> Answer {
          if (ca == nullptr) return no_ca();

@@ -36,6 +36,8 @@ struct AdminDeps {
   plane::Plane* plane = nullptr;
   const pki::Authority* authority = nullptr;       // null without [wire.tls]
   std::function<Result<std::string>()> init_ca;    // creates the CA files if absent; its fingerprint
+  std::function<Result<std::string>()> rotate_ca;  // starts a rotation; the new CA's fingerprint
+  std::function<Status()> retire_ca;               // ends it
   std::function<std::string()> metrics;            // Prometheus text
   std::function<int64_t()> now_ns;                 // null: the wall clock
   Logger* log = nullptr;

@@ -37,7 +37,7 @@ constexpr const char* kUsageText =
     "usage: nodeplanectl [--config FILE | --socket PATH] [--json] COMMAND...\n"
     "\n"
     "  status\n"
-    "  ca init | ca show | ca issue NODE --out DIR\n"
+    "  ca init | ca show | ca issue NODE --out DIR | ca rotate | ca retire\n"
     "  tokens create [--uses N] [--ttl DURATION] [--note TEXT] | tokens list | tokens revoke ID\n"
     "  enrollments list [--state pending|approved|denied|all]\n"
     "  enrollments approve NODE --fingerprint FP | enrollments deny NODE --fingerprint FP\n"
@@ -117,7 +117,7 @@ bool BuildRequest(const Line& l, json::object& req, std::string& error) {
   std::string cmd;
   if (a == "status" || a == "metrics") {
     cmd = a;
-  } else if (a == "ca" && (b == "init" || b == "show")) {
+  } else if (a == "ca" && (b == "init" || b == "show" || b == "rotate" || b == "retire")) {
     cmd = "ca." + b;
   } else if (a == "ca" && b == "issue") {
     if (!need("NODE", c) || !need("--out DIR", l.Flag("--out"))) return false;

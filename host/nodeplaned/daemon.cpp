@@ -118,6 +118,8 @@ Status Daemon::Open() {
     if (!ca.ok()) return ca.status();
     return ca->fingerprint();
   };
+  a.rotate_ca = [this] { return RotateAuthority(cfg_, host_.c()->wall_clock_ns(host_.c()->ctx)); };
+  a.retire_ca = [this] { return RetirePreviousAuthority(cfg_); };
   a.metrics = [this] { return Metrics(); };
   a.log = &log_;
   admin_api_ = std::make_unique<admin::AdminApi>(std::move(a));

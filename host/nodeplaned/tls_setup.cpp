@@ -47,6 +47,34 @@ Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t 
   return ca;
 }
 
+Result<std::string> RotateAuthority(const config::Config& cfg, int64_t now_ns) {
+  const std::string dir = cfg.state_dir;
+  if (!std::filesystem::exists(dir + "/ca.pem")) return Status::Refused("there is no CA to rotate yet; see ca init");
+  if (std::filesystem::exists(dir + "/ca-previous.pem")) {
+    return Status::Refused("a rotation is already in progress; retire the previous CA first (ca retire), once every "
+                           "node has renewed");
+  }
+  auto ca = pki::Authority::Create(cfg.deployment, now_ns);
+  if (!ca.ok()) return ca.status();
+  std::error_code ec;
+  std::filesystem::rename(dir + "/ca.key", dir + "/ca-previous.key", ec);
+  if (!ec) std::filesystem::rename(dir + "/ca.pem", dir + "/ca-previous.pem", ec);
+  if (ec) return Status::Unavailable("cannot move the current CA aside: " + ec.message());
+  if (Status s = pki::WritePrivateFile(dir + "/ca.key", ca->key_pem()); !s.ok()) return s;
+  std::ofstream(dir + "/ca.pem") << ca->cert_pem();
+  return ca->fingerprint();
+}
+
+Status RetirePreviousAuthority(const config::Config& cfg) {
+  const std::string dir = cfg.state_dir;
+  if (!std::filesystem::exists(dir + "/ca-previous.pem")) return Status::Refused("no rotation is in progress");
+  std::error_code ec;
+  std::filesystem::remove(dir + "/ca-previous.key", ec);
+  std::filesystem::remove(dir + "/ca-previous.pem", ec);
+  if (ec) return Status::Unavailable("cannot delete the previous CA: " + ec.message());
+  return Status::Ok();
+}
+
 Result<WireTls> PrepareWireTls(const config::Config& cfg, int64_t now_ns) {
   auto ca = LoadOrCreateAuthority(cfg, now_ns);
   if (!ca.ok()) return ca.status();

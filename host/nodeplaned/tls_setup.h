@@ -24,4 +24,13 @@ Result<WireTls> PrepareWireTls(const config::Config& cfg, int64_t now_ns);
 // absent; with the previous CA beside it during a rotation.
 Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t now_ns);
 
+// Starts a CA rotation: the current CA becomes the previous one
+// (ca-previous.pem/.key) and a new CA is created; the new fingerprint.
+// Refused while a rotation is already in progress. In force from the next
+// start of nodeplaned.
+Result<std::string> RotateAuthority(const config::Config& cfg, int64_t now_ns);
+// Ends a rotation: the previous CA's files are deleted, so certificates it
+// issued stop being accepted from the next start.
+Status RetirePreviousAuthority(const config::Config& cfg);
+
 }  // namespace nodeplane

@@ -325,6 +325,39 @@ TOML
   grep -q 'rules.toml:4:10: rules\[1\].action: must be' "$dir/bad-start.log" \
     || fail "the start-up error lacks the line: $(cat "$dir/bad-start.log")"
   ;;
+ca-rotation)
+  # A CA rotation with nodeplanectl: during it both CAs are trusted and the
+  # server keeps the previous CA's certificate (nodes that know only it keep
+  # working); new certificates come from the new CA; after ca retire the old
+  # CA's certificates are refused.
+  write_config tls
+  start_host
+  registrations() { grep -c "event=node.registered" "$dir/$1.log" 2>/dev/null; }
+  old_fp=$(ctl --json ca show | sed -n 's/.*"fingerprint":"\([^"]*\)".*/\1/p')
+  ctl ca issue n1 --out "$dir/n1" >/dev/null || fail "ca issue n1"
+  start_node n1 --tls
+  wait_until "n1 to register" node_is n1 live
+  new_fp=$(ctl --json ca rotate | sed -n 's/.*"fingerprint":"\([^"]*\)".*/\1/p')
+  [ -n "$new_fp" ] && [ "$new_fp" != "$old_fp" ] || fail "ca rotate gave no new fingerprint"
+  ctl ca rotate >/dev/null 2>&1 && fail "a second rotation was started during the first"
+  kill -TERM $host; wait $host
+  start_host
+  ctl --json ca show | grep -q "\"fingerprint\":\"$new_fp\".*\"rotating\":true" || fail "the new CA is not current"
+  # n1 holds the old CA's certificate and trusts only the old CA: it carries on.
+  wait_until "n1 to register again after the restart" bash -c "[ \$(grep -c event=node.registered $dir/n1.log) -ge 2 ]"
+  ctl ca issue n2 --out "$dir/n2" >/dev/null || fail "ca issue n2"
+  grep -c "BEGIN CERTIFICATE" "$dir/n2/ca.crt" | grep -q '^2$' || fail "an issued bundle lacks the trust bundle"
+  start_node n2 --tls
+  wait_until "n2 (new CA) to register" node_is n2 live
+  ctl ca retire >/dev/null || fail "ca retire"
+  kill -TERM $host; wait $host
+  start_host
+  wait_until "n2 to register again after the retirement" bash -c "[ \$(grep -c event=node.registered $dir/n2.log) -ge 2 ]"
+  if curl -sS --max-time 5 --cacert "$dir/host/ca.pem" --cert "$dir/n1/node.crt" --key "$dir/n1/node.key" \
+       "https://127.0.0.1:$port/v1/nodes/n1/launched" >/dev/null 2>&1; then
+    fail "a certificate of the retired CA was accepted"
+  fi
+  ;;
 superseded)
   # A second process under the same name supersedes the first, which is
   # refused from then on and stops (exit 3).
