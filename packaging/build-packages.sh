@@ -1,11 +1,10 @@
 #!/bin/bash
-# Builds the Debian packages into build-pkg/ (prefix /usr, multiarch libdir).
-# usage: build-packages.sh [OUT_DIR]
+# Builds the Debian packages from the tests' tree (build/ unless given):
+# the same configuration run-tests.sh builds, so in CI nothing is rebuilt.
+# usage: build-packages.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-build-pkg}
-cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
-  -DNODEPLANE_TESTS=ON ${CI:+-DNODEPLANE_WERROR=ON} >/dev/null
-cmake --build "$out" -j2
-(cd "$out" && cpack -G DEB >/dev/null)
-ls "$out"/*.deb
+dir=${1:-build}
+bash packaging/build.sh "$dir" -DNODEPLANE_TESTS=ON
+(cd "$dir" && rm -f ./*.deb && cpack -G DEB >/dev/null)
+ls "$dir"/*.deb

@@ -8,7 +8,7 @@
 # and passes the installed conformance program.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=build-pkg
+out=build
 bash packaging/build-packages.sh "$out" >/dev/null
 debs=("$out"/*.deb)
 echo "packages: ${debs[*]##*/}"
