@@ -62,9 +62,15 @@ class StressTest : public PlaneTest {
         }
         break;
       }
-      case 1:
-        (void)plane_->Withdraw(Name(i), incarnation_[i]);
+      case 1: {
+        std::string inc;
+        {
+          std::lock_guard l(mu_);  // another thread may be re-registering node i
+          inc = incarnation_[i];
+        }
+        (void)plane_->Withdraw(Name(i), inc);
         break;
+      }
       case 2:
         clock_.Advance(static_cast<int64_t>(rng() % 5) * kS);
         plane_->ExpireSilentNodes();
