@@ -3,22 +3,15 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "common/file_text.h"
 #include "pki/authority.h"
 #include "wire/codec.h"
 #include "wire/http_client.h"
 
 namespace nodeplane::node {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string Lower(std::string s) {
   s.erase(0, s.find_first_not_of(" \t\r\n"));
@@ -54,8 +47,9 @@ Status Enroll(const EnrollOptions& o, std::stop_token stop) {
     if (!key.ok()) return key.status();
     if (Status s = pki::WritePrivateFile(pending_key, key->private_pem); !s.ok()) return s;
   }
-  const std::string key_pem = ReadFile(pending_key);
-  auto csr = pki::MakeCSR(key_pem, o.name);
+  auto key_pem = ReadTextFile(pending_key);
+  if (!key_pem.ok()) return key_pem.status();
+  auto csr = pki::MakeCSR(*key_pem, o.name);
   if (!csr.ok()) return csr.status();
   auto fp = pki::FingerprintOfCSR(*csr);
   if (!fp.ok()) return fp.status();

@@ -5,22 +5,15 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <thread>
 
+#include "common/file_text.h"
 #include "pki/authority.h"
 #include "version.h"
 #include "wire/codec.h"
 
 namespace nodeplane::node {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Writes `text` to `path` through a temporary file and a rename, so a crash
 // leaves the old file or the new one, never half of one.
@@ -68,14 +61,19 @@ std::string ErrorOf(const wire::ClientResponse& r) {
 NodeAgent::NodeAgent(NodeOptions options)
     : o_(std::move(options)), log_(*o_.log), incarnation_(NewIncarnation()), provider_(o_.state_dir) {}
 
+std::string NodeAgent::StateFile(const char* name) const {
+  auto text = ReadTextFile(o_.state_dir + "/" + name);
+  return text.ok() ? *text : std::string();  // a missing file reads as empty, which no parser accepts
+}
+
 wire::ClientOptions NodeAgent::ClientFor() const {
   wire::ClientOptions c;
   c.host = o_.server_host;
   c.port = o_.server_port;
   c.timeout = std::chrono::seconds(120);  // longer than any poll window
   if (o_.tls) {
-    c.tls = wire::ClientTls{ReadFile(o_.state_dir + "/ca.crt"), o_.server_name, ReadFile(o_.state_dir + "/node.crt"),
-                            ReadFile(o_.state_dir + "/node.key"), true};
+    c.tls = wire::ClientTls{StateFile("ca.crt"), o_.server_name, StateFile("node.crt"),
+                            StateFile("node.key"), true};
   }
   return c;
 }
@@ -117,7 +115,7 @@ Outcome NodeAgent::Run(std::stop_token stop) {
     log_.Warn("node.leftover_stopped", {{"lease", lease}});
   }
   if (o_.tls) {
-    auto cert = pki::InspectCert(ReadFile(o_.state_dir + "/node.crt"));
+    auto cert = pki::InspectCert(StateFile("node.crt"));
     if (!cert.ok()) {
       log_.Error("node.certificate_unreadable", {{"path", o_.state_dir + "/node.crt"}});
       return Outcome::kFailed;
@@ -402,7 +400,7 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
 }
 
 void NodeAgent::RenewIfDue(wire::HttpClient& c) {
-  auto cert = pki::InspectCert(ReadFile(o_.state_dir + "/node.crt"));
+  auto cert = pki::InspectCert(StateFile("node.crt"));
   if (!cert.ok() || !pki::RenewalDue(*cert, NowNs())) return;
   auto key = pki::GenerateKey();
   if (!key.ok()) return;

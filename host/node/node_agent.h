@@ -56,6 +56,7 @@ class NodeAgent {
   };
 
   wire::ClientOptions ClientFor() const;
+  std::string StateFile(const char* name) const;  // a file of the state directory, "" when unreadable
   Result<wire::ClientResponse> Call(wire::HttpClient& c, const std::string& method, const std::string& path,
                                     const std::string& body = "");
   Status Register(wire::HttpClient& c);

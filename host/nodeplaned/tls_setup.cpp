@@ -2,29 +2,21 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "common/file_text.h"
 #include "config/address.h"
 #include "pki/authority.h"
 
 namespace nodeplane {
 namespace {
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Unavailable("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t now_ns) {
   const std::string cert_path = cfg.state_dir + "/ca.pem", key_path = cfg.state_dir + "/ca.key";
   if (std::filesystem::exists(cert_path)) {
-    auto cert = ReadFile(cert_path);
-    auto key = ReadFile(key_path);
+    auto cert = ReadTextFile(cert_path);
+    auto key = ReadTextFile(key_path);
     if (!cert.ok()) return cert.status();
     if (!key.ok()) return key.status();
     auto ca = pki::Authority::Load(*cert, *key);
@@ -32,8 +24,8 @@ Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t 
     // A rotation in progress: the previous CA stays trusted until retired.
     const std::string prev_cert = cfg.state_dir + "/ca-previous.pem", prev_key = cfg.state_dir + "/ca-previous.key";
     if (std::filesystem::exists(prev_cert)) {
-      auto pc = ReadFile(prev_cert);
-      auto pk = ReadFile(prev_key);
+      auto pc = ReadTextFile(prev_cert);
+      auto pk = ReadTextFile(prev_key);
       if (!pc.ok()) return pc.status();
       if (!pk.ok()) return pk.status();
       if (Status s = ca->AddPrevious(*pc, *pk); !s.ok()) return s;
@@ -83,8 +75,8 @@ Result<WireTls> PrepareWireTls(const config::Config& cfg, int64_t now_ns) {
   tls.client_ca_pem = ca->trust_bundle_pem();  // both CAs during a rotation (S12)
   const config::TlsConfig& t = *cfg.wire.tls;
   if (!t.cert_file.empty()) {
-    auto cert = ReadFile(t.cert_file);
-    auto key = ReadFile(t.key_file);
+    auto cert = ReadTextFile(t.cert_file);
+    auto key = ReadTextFile(t.key_file);
     if (!cert.ok()) return cert.status();
     if (!key.ok()) return key.status();
     tls.cert_pem = *cert;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The plugin ABI's layout is frozen: every header compiles as pedantic C99 with
 # gcc and with clang, includes nothing but <stdint.h>/<stddef.h> and its own
-# headers, and every struct's size and member offsets equal the golden file.
+# headers, every struct's size and member offsets equal the golden file, and
+# the golden only extends the layout released with v1.
 # usage: layout_test.sh SOURCE_DIR
 set -u
 src=$1
@@ -32,4 +33,30 @@ for cc in gcc clang; do
   diff -u "$src/tests/abi/layout_golden.txt" "$work/$cc.txt" \
     || fail "$cc: the ABI layout differs from layout_golden.txt (members may only be appended)"
 done
+# Against the layout released with the first packages (0.1.0): every struct
+# is still there, no smaller; every member keeps its offset; a member added
+# since lies past the released end. A change that breaks this is a new
+# interface major, never an edit of v1.
+released=$src/tests/abi/layout_v1_released.txt
+problems=$(awk '
+  NR == FNR { if ($2 == "size") rsize[$1] = $3; else roff[$1] = $2; next }
+  $2 == "size" { size[$1] = $3; next }
+  { off[$1] = $2 }
+  END {
+    for (t in rsize) {
+      if (!(t in size)) print t " was removed"
+      else if (size[t] + 0 < rsize[t] + 0) print t " shrank"
+    }
+    for (m in roff) {
+      if (!(m in off)) print m " was removed or renamed"
+      else if (off[m] != roff[m]) print m " moved from offset " roff[m] " to " off[m]
+    }
+    for (m in off) {
+      if (m in roff) continue
+      t = m; sub(/\.[^.]*$/, "", t)
+      if ((t in rsize) && off[m] + 0 < rsize[t] + 0) print m " was inserted inside the released " t
+    }
+  }' "$released" "$src/tests/abi/layout_golden.txt")
+[ -z "$problems" ] || fail "the v1 layout changed incompatibly since its release: $problems"
+
 echo "ok: layout of $(grep -c ' size ' "$src/tests/abi/layout_golden.txt") structs matches with gcc and clang"

@@ -28,8 +28,11 @@ typedef struct np_cache_policy_v1 {
   np_code (*actions_cache_allowed)(void* self, const char* owner, const char* repository, uint32_t* allowed,
                                    np_error* err);
 
-  /* OPTIONAL (appended after the first slots). Puts one line saying what
-   * policy is in force (its source and version), for operators. */
+  /* OPTIONAL (appended after the first slots; NULL or absent in an older
+   * plugin, which the host checks before calling). Puts one line saying what
+   * policy is in force (its source and version), for operators. Called
+   * concurrently with actions_cache_allowed, from the host's pool; the line
+   * is borrowed by the host until put returns. */
   np_code (*describe)(void* self, np_string_sink out, np_error* err);
 } np_cache_policy_v1;
 
