@@ -3,9 +3,9 @@
 # lintian (no errors), systemd-analyze verify on the units, then installs
 # them into a throwaway root and checks that the installed host validates
 # its installed default config with the installed SQLite plugin, that the
-# PostgreSQL ledger is one subpackage away, and that a plugin built out of
-# tree with only the -dev package (pkg-config) loads in the installed host
-# and passes the installed conformance program.
+# PostgreSQL ledger and the GitHub JIT source are one subpackage away, and
+# that a plugin built out of tree with only the -dev package (pkg-config)
+# loads in the installed host and passes the installed conformance program.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build
@@ -45,6 +45,23 @@ plugins=$(echo "$root"/usr/lib/*/nodeplane/plugins-1)
 sed 's/^library = "ledger-sqlite"/library = "ledger-postgres"/; s|^path = "ledger.db".*|dsn = "host=/run/postgresql dbname=nodeplane"|' \
   "$root/etc/nodeplane/nodeplane.toml" >"$root/pg.toml"
 "$root/usr/sbin/nodeplaned" --check-config --config "$root/pg.toml" --plugin-dir "$plugins"
+
+# GitHub: a target whose JIT source is the github subpackage's plugin.
+cat "$root/etc/nodeplane/nodeplane.toml" - >"$root/with-github.toml" <<TOML
+
+[targets.acme]
+jit = "github-acme"
+
+[plugins.github-acme]
+library = "jit-github"
+provides = ["jit"]
+
+[plugins.github-acme.config]
+organization = "acme"
+app_id = 12345
+private_key_file = "/etc/nodeplane/github-acme.pem"
+TOML
+"$root/usr/sbin/nodeplaned" --check-config --config "$root/with-github.toml" --plugin-dir "$plugins"
 
 # An out-of-tree plugin in C from the -dev package alone.
 pc() { pkg-config --define-variable=prefix="$root/usr" "$@" nodeplane-plugin; }

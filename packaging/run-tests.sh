@@ -1,12 +1,14 @@
 #!/bin/bash
 # README command two: set up, build, and run every test. In CI (CI=true) the
-# build uses -Werror and the unit tests also run under AddressSanitizer with
-# UndefinedBehaviorSanitizer, and under ThreadSanitizer, and the wire's fuzz
-# target runs for a bounded time (NODEPLANE_FUZZ_SECONDS, default 60), and
-# the Debian packages are built and checked (packaging/package-test.sh).
+# build uses -Werror; the unit, conformance and jit-github tests also run
+# under AddressSanitizer with UndefinedBehaviorSanitizer, and under
+# ThreadSanitizer; the wire's fuzz target runs for a bounded time
+# (NODEPLANE_FUZZ_SECONDS, default 60); and the Debian packages are built and
+# checked (packaging/package-test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup-deps.sh
+bash packaging/setup-test-doubles.sh  # the GitHub API doubles for jit-github's tests (npm)
 
 # A PostgreSQL 15 server for the PostgreSQL ledger's tests, stopped on exit.
 pg_dsn=$(bash packaging/pg-test-server.sh start)
@@ -21,9 +23,9 @@ bash packaging/build.sh build -DNODEPLANE_TESTS=ON
 
 if [ "${CI:-}" = true ] || [ "${NODEPLANE_SANITIZERS:-}" = 1 ]; then
   bash packaging/build.sh build-asan -DNODEPLANE_ASAN=ON -DNODEPLANE_UBSAN=ON -DCMAKE_BUILD_TYPE=Debug
-  (cd build-asan && ctest -j2 -L 'unit|conformance' --output-on-failure)
+  (cd build-asan && ctest -j2 -L 'unit|conformance|github' --output-on-failure)
   bash packaging/build.sh build-tsan -DNODEPLANE_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
-  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j2 -L 'unit|conformance' --output-on-failure)
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j2 -L 'unit|conformance|github' --output-on-failure)
   CC=clang CXX=clang++ BUILD_TARGET=wire-request-fuzz bash packaging/build.sh build-fuzz -DNODEPLANE_FUZZ=ON -DNODEPLANE_TESTS=OFF \
     -DNODEPLANE_PLUGIN_LEDGER_SQLITE=OFF -DNODEPLANE_PLUGIN_LEDGER_POSTGRES=OFF
   corpus=$(mktemp -d)

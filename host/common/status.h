@@ -60,11 +60,19 @@ class [[nodiscard]] Status {
     detail_ = detail;
     return std::move(*this);
   }
+  // For an outage: how long the failing party asked callers to wait (a
+  // GitHub rate limit's Retry-After, say), in ns; 0 when it named no time.
+  int64_t retry_after_ns() const { return retry_after_ns_; }
+  Status WithRetryAfter(int64_t ns) && {
+    retry_after_ns_ = ns > 0 ? ns : 0;
+    return std::move(*this);
+  }
 
  private:
   Code code_ = Code::kOk;
   std::string message_;
   int32_t detail_ = 0;
+  int64_t retry_after_ns_ = 0;
 };
 
 template <typename T>

@@ -34,7 +34,9 @@ Code CodeOf(np_code rc) {
 Status PluginError::ToStatus(np_code rc, const std::string& who) const {
   if (rc == NP_OK) return Status::Ok();
   std::string msg = who + ": " + (buf_[0] != '\0' ? std::string(buf_) : std::string("failed with code ") + std::to_string(rc));
-  return Status(CodeOf(rc), std::move(msg)).WithDetail(rc);
+  Status s = Status(CodeOf(rc), std::move(msg)).WithDetail(rc);
+  if (rc == NP_UNAVAILABLE) s = std::move(s).WithRetryAfter(err_.retry_after_ns);
+  return s;
 }
 
 }  // namespace nodeplane::loader

@@ -203,6 +203,7 @@ class Connection : public ConnectionBase {
     res->result(static_cast<http::status>(r.status));
     res->set(http::field::server, "nodeplane");
     if (!r.content_type.empty()) res->set(http::field::content_type, r.content_type);
+    if (r.retry_after_seconds > 0) res->set(http::field::retry_after, std::to_string(r.retry_after_seconds));
     res->body() = std::move(r.body);
     res->keep_alive(keep_alive_);
     res->prepare_payload();

@@ -53,6 +53,7 @@ struct HttpResponse {
   int status = 200;
   std::string content_type;  // "" for no body
   std::string body;
+  int64_t retry_after_seconds = 0;  // > 0: sent as Retry-After
 };
 
 using Responder = std::function<void(HttpResponse)>;

@@ -23,7 +23,11 @@ struct NodeWire::Call {
   }
   void Fail(const Status& s) {
     WireError e = MapStatus(s);
-    Fail(e.status, e.code, s.message());
+    HttpResponse r{e.status, "application/json", EncodeError(e.code, s.message())};
+    // An outage that named its end (a GitHub rate limit) tells the node when
+    // asking again can succeed.
+    if (s.code() == Code::kUnavailable) r.retry_after_seconds = (s.retry_after_ns() + 999'999'999) / 1'000'000'000;
+    respond(std::move(r));
   }
   void NoRoute() { Fail(404, "not_found", "no route for " + req.method + " " + req.target.substr(0, 200)); }
 };
@@ -421,7 +425,9 @@ Status NodeWire::TargetOf(const std::string& tier, const TierTarget** target, po
   }
   auto src = o_.jit_sources.find(t->second.target);
   if (src == o_.jit_sources.end()) {
-    return Status::Unavailable("no JIT source is configured for target \"" + t->second.target + "\"");
+    // Never minted through some other owner's App (WithTargetJIT): refused.
+    return plane::Refused("tier \"" + tier + "\" belongs to target \"" + t->second.target +
+                          "\", which has no JIT source here");
   }
   *target = &t->second;
   *source = src->second;

@@ -20,17 +20,14 @@
 // from a single point in time. A lost connection makes that call
 // NP_UNAVAILABLE (retryable) and is re-established by the next one.
 // The password never appears in a log line or an error message.
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "ledger_error.h"
 #include "ledger_vtable.h"
 #include "plugin_config.h"
+#include "secret_file.h"
 #include "sql_ledger.h"
 
 namespace nodeplane::ledger {
@@ -76,17 +73,8 @@ std::string Quoted(const std::string& v) {
 }
 
 std::string ReadPassword(const std::string& file) {
-  struct stat st{};
-  if (::stat(file.c_str(), &st) != 0) {
-    Fail(NP_INVALID, std::string(kName) + ": password_file " + file + ": " + std::strerror(errno));
-  }
-  if ((st.st_mode & 0007) != 0) {
-    Fail(NP_INVALID, std::string(kName) + ": password_file " + file + " is readable by others; chmod o-rwx it");
-  }
-  std::ifstream in(file);
-  std::string pw;
-  std::getline(in, pw);
-  return pw;
+  std::string text = plugins::ReadSecretFile(kName, "password_file", file, /*allow_group=*/true);
+  return text.substr(0, text.find('\n'));
 }
 
 bool ValidSchema(const std::string& s) {

@@ -325,6 +325,60 @@ TOML
   grep -q 'rules.toml:4:10: rules\[1\].action: must be' "$dir/bad-start.log" \
     || fail "the start-up error lacks the line: $(cat "$dir/bad-start.log")"
   ;;
+github-job)
+  # A tier with a target: the node mints its runner registration through the
+  # wire, nodeplaned's jit-github instance asks the GitHub fake with the
+  # target's App, and the job's process gets the config in its environment.
+  # Neither log holds the config or a token.
+  [ -d "$src/tests/github/node_modules/jose" ] || { echo "GitHub test doubles missing (packaging/setup-test-doubles.sh): skipped"; exit 77; }
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$dir/app.pem" 2>/dev/null
+  chmod 600 "$dir/app.pem"
+  openssl pkey -in "$dir/app.pem" -pubout -out "$dir/app.pub"
+  cat >"$dir/fake.json" <<JSON
+{"apps":[{"app_id":11,"client_id":"Iv1.aaa","public_key_file":"$dir/app.pub","installations":[{"id":101,"account":"acme"}]}]}
+JSON
+  node "$src/tests/github/fake_github.mjs" "$dir/fake.json" >"$dir/fake.log" 2>&1 &
+  pids+=($!)
+  wait_until "the GitHub fake to serve" grep -q "^listening " "$dir/fake.log"
+  gh_port=$(sed -n 's/^listening //p' "$dir/fake.log")
+  write_config
+  cat >>"$dir/nodeplane.toml" <<TOML
+[tiers.gh]
+vcpu = 1
+memory = "256MiB"
+providers = ["process"]
+target = "acme"
+runner_group = "builders"
+labels = ["self-hosted", "e2e"]
+command = ["/bin/sh", "-c", "printf '%s' \"\$NODEPLANE_JIT_CONFIG\" | base64 -d; echo"]
+[targets.acme]
+jit = "github-acme"
+[plugins.github-acme]
+library = "jit-github"
+provides = ["jit"]
+[plugins.github-acme.config]
+api_url = "http://127.0.0.1:$gh_port/api/v3"
+organization = "acme"
+app_id = 11
+private_key_file = "$dir/app.pem"
+TOML
+  start_host
+  start_node n1
+  wait_until "n1 to register" node_is n1 live
+  out=$(ctl --json launch --tier gh --request-id 1 --wait) || fail "the launch failed: $out"
+  lease=$(sed -n 's/.*"lease":"\([0-9a-f]*\)".*/\1/p' <<<"$out")
+  wait_until "the job to finish" lease_is "$lease" done
+  job_log="$dir/n1/jobs/$lease.log"
+  grep -q '"app_id":11' "$job_log" || fail "the job did not get App 11's registration: $(cat "$job_log")"
+  grep -q "\"runner\":\"np-$lease\"" "$job_log" || fail "the runner is not named after the lease"
+  grep -q '"labels":\["self-hosted","e2e"\]' "$job_log" || fail "the tier's labels were not used"
+  grep -q "event=wire.jit_minted.*lease=$lease" "$dir/host.log" || fail "the mint was not logged"
+  config=$(head -n1 "$job_log" | tr -d '\n' | base64 -w0 | cut -c1-24)  # the encoded config's start
+  for f in "$dir/host.log" "$dir/n1.log"; do
+    grep -q "ghs_" "$f" && fail "a token reached $f"
+    grep -qF "$config" "$f" && fail "the JIT config reached $f"
+  done
+  ;;
 ca-rotation)
   # A CA rotation with nodeplanectl: during it both CAs are trusted and the
   # server keeps the previous CA's certificate (nodes that know only it keep

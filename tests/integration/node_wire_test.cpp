@@ -2,6 +2,8 @@
 // real listener, the Plane, and the SQLite ledger plugin through the host's
 // loader. Tests wait on the plane's state (a queued command, a parked poll).
 #include <gtest/gtest.h>
+
+#include <atomic>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -65,6 +67,7 @@ class RecordingBarrier : public ports::BarrierStore {
 
 struct Reply {
   int status = 0;
+  std::string head;  // status line and headers
   std::string body;
 };
 
@@ -94,7 +97,11 @@ class NodeWireTest : public ::testing::Test {
     o.barrier = barrier_.get();
     o.log = &log_;
     plane_ = std::make_unique<plane::Plane>(o);
-    NodeWireOptions w;
+    Serve(NodeWireOptions{});
+  }
+  // (Re)starts the wire with `w`'s JIT settings on the fixture's plane and ledger.
+  void Serve(NodeWireOptions w) {
+    server_.reset();
     w.deployment = "dep";
     w.log = &log_;
     w.plane = plane_.get();
@@ -126,7 +133,10 @@ class NodeWireTest : public ::testing::Test {
     Reply r;
     if (raw.size() > 12) r.status = std::stoi(raw.substr(9, 3));
     size_t head = raw.find("\r\n\r\n");
-    if (head != std::string::npos) r.body = raw.substr(head + 4);
+    if (head != std::string::npos) {
+      r.head = raw.substr(0, head + 2);
+      r.body = raw.substr(head + 4);
+    }
     return r;
   }
   std::string RegisterBody(const std::string& node, const std::string& inc, const std::string& extra = "") {
@@ -189,6 +199,74 @@ TEST_F(NodeWireTest, AJobRunsThroughTheWire) {
   auto job = ledger_->JobForLease(lease.id);
   ASSERT_TRUE(job.ok() && job->has_value());
   EXPECT_EQ((*job)->conclusion, ports::Phase::kDone);
+}
+
+// A JIT source that answers as told and counts what it was asked.
+struct ScriptedSource : ports::JitSource {
+  std::atomic<int> calls{0};
+  Status mint_failure;  // Ok: mint
+  Result<ports::RunnerSet> Describe(const std::string&) override { return ++calls, ports::RunnerSet{7, "g", {}}; }
+  Result<ports::JitRegistration> MintJitConfig(const ports::JitRequest& r) override {
+    ++calls;
+    if (!mint_failure.ok()) return mint_failure;
+    return ports::JitRegistration{1, r.runner_name, "secret"};
+  }
+  Status RemoveRunner(int64_t, const std::string&) override { return ++calls, Status::Ok(); }
+  Result<ports::RunnerState> RecoverRunner(const std::string&) override { return ++calls, ports::RunnerState{}; }
+};
+
+class NodeWireJitTest : public NodeWireTest {
+ protected:
+  // Serves the wire again with tier "small" belonging to `target`, and
+  // `source` as the JIT source of target "org-a".
+  void ServeJit(const std::string& target, ports::JitSource* source) {
+    NodeWireOptions w;
+    w.tiers["small"] = TierTarget{target, "", {"self-hosted"}};
+    w.jit_sources["org-a"] = source;
+    Serve(std::move(w));
+  }
+  // Registers n1, launches a lease onto it, and asks for the lease's
+  // registration as the entitled node; then completes the launch.
+  Reply MintAsTheEntitledNode() {
+    EXPECT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+    ports::Lease lease = Assigned();
+    auto launch = std::async(std::launch::async, [&] {
+      ports::Lease l = lease;
+      return plane_->runner().Launch(l, plane::Job{42, 7, "push", "acme", "api", "ci.yml"});
+    });
+    while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
+    Reply cmd = Send("POST", "/v1/nodes/n1/poll");
+    EXPECT_EQ(cmd.status, 200) << cmd.body;
+    Reply minted = Send("POST", "/v1/nodes/n1/jit", R"({"runner_name":"np-)" + lease.id + R"("})");
+    std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);
+    EXPECT_EQ(Send("POST", "/v1/nodes/n1/result", R"({"id":")" + id + R"(","ok":true})").status, 204);
+    EXPECT_TRUE(launch.get().ok());
+    return minted;
+  }
+};
+
+// R10 (WithTargetJIT): a tier whose target has no JIT source is refused,
+// never minted through another target's source, even for the node that is
+// entitled to the launch.
+TEST_F(NodeWireJitTest, R10_ATierWhoseTargetHasNoSourceIsRefused) {
+  ScriptedSource other_owner;
+  ServeJit("org-c", &other_owner);
+  Reply minted = MintAsTheEntitledNode();
+  EXPECT_EQ(minted.status, 403) << minted.body;
+  EXPECT_NE(minted.body.find("org-c\\\", which has no JIT source"), std::string::npos) << minted.body;
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/describe", R"({"tier":"small"})").status, 403);
+  EXPECT_EQ(other_owner.calls.load(), 0);
+}
+
+// A rate-limited mint is an outage that names its end: 503 with the
+// source's hint as Retry-After, so the node knows when asking again helps.
+TEST_F(NodeWireJitTest, ARateLimitedMintIs503WithRetryAfter) {
+  ScriptedSource source;
+  source.mint_failure = Status::Unavailable("GitHub's rate limit").WithRetryAfter(41'500'000'000);
+  ServeJit("org-a", &source);
+  Reply minted = MintAsTheEntitledNode();
+  EXPECT_EQ(minted.status, 503) << minted.body;
+  EXPECT_NE(minted.head.find("Retry-After: 42\r\n"), std::string::npos) << minted.head;
 }
 
 TEST_F(NodeWireTest, StrictDecodingRefusesUnknownFieldsWrongTypesAndTrailingBytes) {
