@@ -33,6 +33,9 @@ std::string Daemon::Metrics() {
   Gauge(out, "nodeplane_commands_in_flight", "Commands delivered and not yet answered.",
         {{"", double(st.in_flight_commands)}});
   Gauge(out, "nodeplane_polls_parked", "Long polls waiting for a command.", {{"", double(st.parked_polls)}});
+  std::map<std::string, double> open{{"listener=\"wire\"", double(wire_->open_connections())}};
+  if (bootstrap_) open["listener=\"bootstrap\""] = double(bootstrap_->open_connections());
+  Gauge(out, "nodeplane_connections", "Connections open, by listener.", open);
 
   ports::Ledger& ledger = *plugins_.ledger;
   if (auto nodes = ledger.ListNodes(); nodes.ok()) {

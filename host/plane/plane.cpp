@@ -519,10 +519,13 @@ Status Plane::ReceiveResult(const std::string& node, const std::string& incarnat
 
 void Plane::ExpireStaleLocked(Completions& done) {
   const int64_t now = clock_->Now();
+  if (now - seen_floor_ <= StaleAfterLocked()) return;  // nobody can be stale yet
+  int64_t floor = now;
   for (auto it = nodes_.begin(); it != nodes_.end();) {
     NodeState& n = *it->second;
     // Busy is not silent: a command in flight is bounded by the command timeout.
     if (now - n.last_seen <= StaleAfterLocked() || !n.in_flight.empty() || n.registering > 0) {
+      floor = std::min(floor, n.last_seen);
       ++it;
       continue;
     }
@@ -533,6 +536,7 @@ void Plane::ExpireStaleLocked(Completions& done) {
     log_->Info("plane.node_expired", {{"node", n.name}});
     it = nodes_.erase(it);
   }
+  seen_floor_ = floor;
 }
 
 void Plane::RecordGone(std::vector<std::pair<std::string, int64_t>> gone) {

@@ -316,6 +316,12 @@ class Plane {
   std::condition_variable timer_cv_;    // a poll ticket was parked
   int64_t poll_window_ns_;
   std::unordered_map<std::string, std::unique_ptr<NodeState>> nodes_;
+  // A lower bound of every node's last_seen, as of the last sweep: no node
+  // can be stale before seen_floor_ + StaleAfterLocked(), so until then
+  // ExpireStaleLocked returns at once instead of walking the fleet on every
+  // launch. It stays a bound because last_seen only moves forward and a new
+  // node is seen when it registers.
+  int64_t seen_floor_ = 0;
   std::unordered_map<std::string, std::deque<std::pair<std::string, Tombstone>>> tombstones_;
   struct OwnerRecord {
     RequestOwner owner;

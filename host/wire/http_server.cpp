@@ -24,7 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "pki/authority.h"
 #include "wire/codec.h"
@@ -87,7 +87,9 @@ struct HttpServer::Impl {
   std::vector<std::thread> threads;
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
   std::mutex mu;  // guards connections
-  std::unordered_set<std::shared_ptr<ConnectionBase>> connections;
+  // By address, so a closing connection (one of ten thousand) finds itself
+  // in O(1).
+  std::unordered_map<ConnectionBase*, std::shared_ptr<ConnectionBase>> connections;
   std::optional<asio::ssl::context> ssl;  // set when the listener serves TLS
   std::atomic<uint32_t> open{0};
   uint16_t bound_port = 0;
@@ -174,6 +176,10 @@ class Connection : public ConnectionBase {
     if (ec) return Shutdown();
     beast::get_lowest_layer(stream_).expires_never();  // the handler may hold this request (a long poll)
     auto msg = parser_->release();
+    // A parked poll holds its connection for up to a poll window: it keeps
+    // no parser and no read buffer meanwhile.
+    parser_.reset();
+    if (buffer_.size() == 0) buffer_.shrink_to_fit();
     HttpRequest req;
     req.method = std::string(msg.method_string());
     req.target = std::string(msg.target());
@@ -234,19 +240,16 @@ class Connection : public ConnectionBase {
 
 void HttpServer::Impl::Register(const std::shared_ptr<ConnectionBase>& c) {
   std::lock_guard lock(mu);
-  connections.insert(c);
+  connections.emplace(c.get(), c);
   open.store(static_cast<uint32_t>(connections.size()));
 }
 
 void HttpServer::Impl::Unregister(ConnectionBase* c) {
   std::shared_ptr<ConnectionBase> keep;  // destroyed after the lock is released
   std::lock_guard lock(mu);
-  for (auto it = connections.begin(); it != connections.end(); ++it) {
-    if (it->get() == c) {
-      keep = *it;
-      connections.erase(it);
-      break;
-    }
+  if (auto it = connections.find(c); it != connections.end()) {
+    keep = std::move(it->second);
+    connections.erase(it);
   }
   open.store(static_cast<uint32_t>(connections.size()));
 }
@@ -284,6 +287,13 @@ Status HttpServer::Impl::ConfigureTls() {
   SSL_CTX* ctx = ssl->native_handle();
   SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
   SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
+  // Memory per idle connection is what bounds a fleet (docs/performance.md):
+  // OpenSSL's record buffers are given back between records, and no session
+  // is cached or ticketed, since nodes hold one long-lived connection and
+  // never resume.
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+  SSL_CTX_set_num_tickets(ctx, 0);
   beast::error_code ec;
   ssl->use_certificate_chain(asio::buffer(t.cert_pem), ec);
   if (!ec) ssl->use_private_key(asio::buffer(t.key_pem), asio::ssl::context::pem, ec);
@@ -350,7 +360,7 @@ void HttpServer::Stop() {
   std::vector<std::shared_ptr<ConnectionBase>> all;
   {
     std::lock_guard lock(s.mu);
-    all.assign(s.connections.begin(), s.connections.end());
+    for (const auto& [raw, c] : s.connections) all.push_back(c);
   }
   for (auto& c : all) c->Close();
   all.clear();

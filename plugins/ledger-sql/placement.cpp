@@ -31,7 +31,7 @@ int64_t Placer::Room(const HostRoom& host, const TierSpec& tier) const {
   return std::max<int64_t>(room, 0);
 }
 
-std::optional<std::string> Placer::Next(const TierSpec& tier) {
+const HostRoom* Placer::Next(const TierSpec& tier) {
   HostRoom* best = nullptr;
   size_t best_rank = 0;
   int64_t best_room = 0;
@@ -49,13 +49,13 @@ std::optional<std::string> Placer::Next(const TierSpec& tier) {
       best_room = room;
     }
   }
-  if (best == nullptr) return std::nullopt;
+  if (best == nullptr) return nullptr;
   best->free_vcpu -= tier.vcpu;
   best->free_memory -= tier.memory;
   if (tier.guest_os == "macos") best->free_macos -= 1;
   if (deploy_vcpu_ >= 0) deploy_vcpu_ -= tier.vcpu;
   if (deploy_memory_ >= 0) deploy_memory_ -= tier.memory;
-  return best->name;
+  return best;
 }
 
 uint32_t Placer::Hold(const TierSpec& tier, uint32_t missing) {

@@ -17,7 +17,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,9 +49,9 @@ class Placer {
   // `hosts` sorted by name; deploy_* < 0 means no ceiling.
   Placer(std::vector<HostRoom> hosts, int64_t deploy_vcpu, int64_t deploy_memory, bool spread);
 
-  // Places one instance of `tier`, spending its room; the host's name, or
-  // nothing when no eligible host has room.
-  std::optional<std::string> Next(const TierSpec& tier);
+  // Places one instance of `tier`, spending its room; the host chosen (valid
+  // as long as the Placer), or null when no eligible host has room.
+  const HostRoom* Next(const TierSpec& tier);
   // Whether `host` may ever run `tier` (pin, site, provider, guest OS).
   static bool Eligible(const HostRoom& host, const TierSpec& tier);
   // Holds `missing` instances of `tier` back (its floor); returns how many fit.

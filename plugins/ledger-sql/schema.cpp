@@ -144,11 +144,20 @@ CREATE TABLE node_revocations (
 )
 )sql";
 
+// Every escrow reads the placeable fleet in name order; with this partial
+// covering index that is one ordered index scan instead of a row lookup per
+// node (a third of a launch's cost at ten thousand nodes).
+constexpr const char* kV2 = R"sql(
+CREATE INDEX nodes_placement_idx ON nodes (name, provider, site, total_vcpu, total_memory)
+  WHERE live = 1 AND drained = 0 AND withdrawn = 0
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "initial", kV1},
+      {2, "placement index", kV2},
   };
   return kMigrations;
 }

@@ -40,27 +40,46 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
     const int64_t now = Now();
 
     // The fleet that may take new work, with what is charged to each host.
+    // Every escrow reads the whole fleet (placement must see all of it), so
+    // the rows come in batches and are found again by binary search over
+    // the name order, not through a map: at ten thousand nodes this scan is
+    // most of a launch's cost (docs/performance.md).
     std::vector<HostRoom> hosts;
-    std::map<std::string, size_t> index;
     {
-      NodeRow n;
+      constexpr size_t kBatch = 1024;
+      std::vector<std::string> name(kBatch), provider(kBatch), site(kBatch);
+      std::vector<long long> vcpu(kBatch), memory(kBatch);
       soci::statement st = (s.prepare << "SELECT name, provider, site, total_vcpu, total_memory FROM nodes "
                                          "WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
-                            soci::into(n.name), soci::into(n.provider), soci::into(n.site), soci::into(n.total_vcpu),
-                            soci::into(n.total_memory));
+                            soci::into(name), soci::into(provider), soci::into(site), soci::into(vcpu),
+                            soci::into(memory));
       st.execute();
       while (st.fetch()) {
-        HostRoom h{n.name, n.provider, n.site, {}, n.total_vcpu, n.total_memory, kDefaultMacOSVMLimit};
-        if (auto p = cat.nodes.find(n.name); p != cat.nodes.end()) {
-          h.guest_os_allowed = p->second.guest_os;
-          h.free_macos = p->second.macos_vm_limit;
-          if (p->second.max_vcpu > 0) h.free_vcpu = std::min<int64_t>(h.free_vcpu, p->second.max_vcpu);
-          if (p->second.max_memory > 0) h.free_memory = std::min<int64_t>(h.free_memory, p->second.max_memory);
+        for (size_t i = 0; i < name.size(); ++i) {
+          HostRoom h{std::move(name[i]), std::move(provider[i]), std::move(site[i]), {}, vcpu[i], memory[i],
+                     kDefaultMacOSVMLimit};
+          if (auto p = cat.nodes.find(h.name); p != cat.nodes.end()) {
+            h.guest_os_allowed = p->second.guest_os;
+            h.free_macos = p->second.macos_vm_limit;
+            if (p->second.max_vcpu > 0) h.free_vcpu = std::min<int64_t>(h.free_vcpu, p->second.max_vcpu);
+            if (p->second.max_memory > 0) h.free_memory = std::min<int64_t>(h.free_memory, p->second.max_memory);
+          }
+          hosts.push_back(std::move(h));
         }
-        index[n.name] = hosts.size();
-        hosts.push_back(h);
+        for (auto* v : {&name, &provider, &site}) v->resize(kBatch);
+        vcpu.resize(kBatch);
+        memory.resize(kBatch);
       }
     }
+    // The store's ORDER BY may follow a locale (PostgreSQL); the search and
+    // the Placer's tie-break need byte order.
+    auto by_name = [](const HostRoom& a, const HostRoom& b) { return a.name < b.name; };
+    if (!std::is_sorted(hosts.begin(), hosts.end(), by_name)) std::sort(hosts.begin(), hosts.end(), by_name);
+    auto find_host = [&hosts](const std::string& name) -> HostRoom* {
+      auto it = std::lower_bound(hosts.begin(), hosts.end(), name,
+                                 [](const HostRoom& h, const std::string& n) { return h.name < n; });
+      return it != hosts.end() && it->name == name ? &*it : nullptr;
+    };
     long long used_vcpu = 0, used_memory = 0;
     {
       std::string host;
@@ -73,11 +92,10 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
       while (st.fetch()) {
         used_vcpu += v;
         used_memory += m;
-        if (auto it = index.find(host); it != index.end()) {
-          HostRoom& h = hosts[it->second];
-          h.free_vcpu -= v;
-          h.free_memory -= m;
-          h.free_macos -= mac;
+        if (HostRoom* h = find_host(host)) {
+          h->free_vcpu -= v;
+          h->free_memory -= m;
+          h->free_macos -= mac;
         }
       }
     }
@@ -91,13 +109,11 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
       st.execute();
       while (st.fetch()) {
         open_all[t]++;
-        if (host.empty() || index.count(host) != 0) open_floor[t]++;
+        if (host.empty() || find_host(host) != nullptr) open_floor[t]++;
       }
     }
     int64_t deploy_vcpu = cat.max_vcpu > 0 ? std::max<int64_t>(0, cat.max_vcpu - used_vcpu) : -1;
     int64_t deploy_memory = cat.max_memory > 0 ? std::max<int64_t>(0, cat.max_memory - used_memory) : -1;
-    std::map<std::string, std::string> site_of;
-    for (const HostRoom& h : hosts) site_of[h.name] = h.site;
     Placer placer(std::move(hosts), deploy_vcpu, deploy_memory, cat.spread);
     for (const auto& [label, other] : cat.tiers) {  // label order (P4)
       if (label == tier.label || other.reserved == 0) continue;
@@ -108,12 +124,12 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
     if (tier.max_concurrent > 0) cap = std::min<long long>(cap, tier.max_concurrent - open_all[tier.label]);
     const std::string providers = EncodeProviders(tier.providers);
     for (long long i = 0; i < cap; ++i) {
-      std::optional<std::string> host = placer.Next(tier);
-      if (!host) break;
+      const HostRoom* host = placer.Next(tier);
+      if (host == nullptr) break;
       LeaseRow r;
       r.id = NewHexId();
       r.tier = tier.label;
-      r.target_node = *host;
+      r.target_node = host->name;
       r.phase = "capacity";
       r.vcpu = r.requested_vcpu = tier.vcpu;
       r.memory = r.requested_memory = tier.memory;
@@ -121,7 +137,7 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
       r.expires_at = now + cat.lease_ttl_ns;
       r.guest_os = tier.guest_os;
       r.providers = providers;
-      r.site = site_of[*host];
+      r.site = host->site;
       r.macos_slot = tier.guest_os == "macos" ? 1 : 0;
       Exec(s,
            "INSERT INTO leases (id, tier, node, target_node, phase, epoch, vcpu, memory, requested_vcpu, "

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -104,6 +106,14 @@ extern "C" NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
   if (n->host_abi_min > NP_ABI_VERSION || n->host_abi_max < NP_ABI_VERSION) {
     return np_error_set(err, NP_UNSUPPORTED, 0, "ledger-sqlite is built for plugin ABI 1");
   }
+  // Every session is used by one thread at a time (sql_ledger.h L1, L2), so
+  // SQLite's per-call connection mutex is pure cost: an escrow reads the
+  // whole fleet, several API calls per node. Multi-thread mode drops it. It
+  // is process-wide and can only be chosen before SQLite initialises; if
+  // something in the process got there first, SQLite stays serialized, which
+  // is as correct and a little slower.
+  static const int threading = sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+  (void)threading;
   n->chosen_abi = NP_ABI_VERSION;
   n->plugin = &nodeplane::ledger::kPlugin;
   return NP_OK;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "free_port.h"
 #include "github_doubles.h"
 #include "loader/host_services.h"
 #include "loader/jit_adapter.h"
@@ -418,7 +419,7 @@ class GithubSchemaTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::string(TempDir("np-prism"));
-    RawPort();
+    port_ = testing::FreeLoopbackPort();
     prism_ = new Child({kDoubles + "/node_modules/.bin/prism", "mock", "--errors", "-h", "127.0.0.1", "-p",
                         std::to_string(port_), kDoubles + "/node_modules/@octokit/openapi/generated/ghes-3.19.json"},
                        *dir_ + "/prism.log");
@@ -427,17 +428,6 @@ class GithubSchemaTest : public ::testing::Test {
     delete prism_;
     std::filesystem::remove_all(*dir_);
     delete dir_;
-  }
-  static void RawPort() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    ::close(fd);
   }
   // Prism serves paths at "/", ignoring the spec's /api/v3 server prefix.
   std::string Api() const { return "\"api_url\":\"http://127.0.0.1:" + std::to_string(port_) + "\""; }

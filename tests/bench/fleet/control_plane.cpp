@@ -1,0 +1,130 @@
+#include "control_plane.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace nodeplane::bench {
+
+ControlPlane::ControlPlane(std::string nodeplaned, std::string plugin_dir, std::string config, std::string state_dir,
+                           std::string log_file)
+    : nodeplaned_(std::move(nodeplaned)),
+      plugin_dir_(std::move(plugin_dir)),
+      config_(std::move(config)),
+      state_dir_(std::move(state_dir)),
+      log_file_(std::move(log_file)) {}
+
+ControlPlane::~ControlPlane() { Kill(); }
+
+bool ControlPlane::Start() {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, log_file_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  std::vector<std::string> argv{nodeplaned_, "--config", config_, "--plugin-dir", plugin_dir_};
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    pid_ = -1;
+    return false;
+  }
+  // Its own report that it serves: the admin socket answers "status".
+  for (int i = 0; i < 600; ++i) {
+    if (Admin(R"({"cmd":"status","args":{}})").find("\"ok\":true") != std::string::npos) return true;
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a child's readiness
+  }
+  return false;
+}
+
+void ControlPlane::Kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+int64_t ControlPlane::RssBytes() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+double ControlPlane::CpuSeconds() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the command name (which may hold spaces) start after ')'.
+  std::istringstream rest(text.substr(text.rfind(')') + 2));
+  std::string field;
+  long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoll(field);
+    if (i == 15) stime = std::stoll(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+std::string ControlPlane::Admin(const std::string& request) const {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string path = state_dir_ + "/admin.sock";
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "";
+  }
+  const std::string line = request + "\n";
+  if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
+    ::close(fd);
+    return "";
+  }
+  std::string buffer, last;
+  char chunk[65536];
+  for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) buffer.append(chunk, static_cast<size_t>(n));
+  ::close(fd);
+  std::istringstream lines(buffer);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.find("\"progress\"") == std::string::npos) last = l;
+  }
+  return last;
+}
+
+double ControlPlane::Metric(const std::string& name) const {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(Admin(R"({"cmd":"metrics","args":{}})"), ec);
+  if (ec || !v.is_object() || !v.as_object().contains("result")) return -1;
+  std::istringstream text(std::string(v.at("result").at("text").as_string()));
+  double sum = 0;
+  bool found = false;
+  for (std::string line; std::getline(text, line);) {
+    if (line.rfind(name, 0) != 0) continue;
+    const char next = line.size() > name.size() ? line[name.size()] : '\0';
+    if (next != ' ' && next != '{') continue;
+    sum += std::stod(line.substr(line.rfind(' ') + 1));
+    found = true;
+  }
+  return found ? sum : -1;
+}
+
+}  // namespace nodeplane::bench

@@ -1,0 +1,311 @@
+// fleet-bench: one modest machine running the control plane for a large
+// fleet, measured. Starts nodeplaned (SQLite ledger, mTLS wire on loopback)
+// and N simulated nodes in this process (sim_fleet.h), each with its own
+// certificate, then prints:
+//   - the connections held and the control plane's RSS and CPU while idle;
+//   - dispatch latency: a launch through the admin API until its node holds
+//     the command, p50/p99/max;
+//   - the time for every node to register again after a SIGKILL and start;
+//   - the throughput of a trivial route (GET /healthz over mTLS) next to
+//     nginx answering a static 204 over TLS 1.3, same generator, same run.
+//
+// usage: fleet-bench [--nodes N] [--launches N] [--idle-seconds S]
+//                    [--load-seconds S] [--load-connections N] [--job-ms MS]
+//                    [--nginx PATH] [--nodeplaned PATH] [--plugin-dir DIR]
+// tests/bench/fleet-bench.sh raises the descriptor limit, installs nginx and
+// runs it; docs/performance.md has the figures.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "control_plane.h"
+#include "free_port.h"
+#include "http_load.h"
+#include "pki/authority.h"
+#include "sim_fleet.h"
+
+extern char** environ;
+
+namespace nodeplane::bench {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Args {
+  int nodes = 10000;
+  int launches = 200;
+  int idle_seconds = 20;
+  int load_seconds = 10;
+  int load_connections = 64;
+  int job_ms = 4000;
+  std::string nginx;
+  std::string nodeplaned = NODEPLANED_PATH;
+  std::string plugin_dir = PLUGIN_DIR;
+};
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+bool Listening(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Waits for `done`, checking every 50 ms, at most `limit`; false on timeout.
+template <typename Pred>
+bool Await(Pred done, Clock::duration limit) {
+  const auto end = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > end) return false;
+    std::this_thread::sleep_for(50ms);  // sampling observable state, not pacing
+  }
+  return true;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+// nginx answering a static 204 over TLS 1.3 with `cert`, as a child.
+class Nginx {
+ public:
+  Nginx(const std::string& nginx, const std::string& dir, uint16_t port, const std::string& cert,
+        const std::string& key) {
+    std::filesystem::create_directories(dir + "/tmp");
+    Write(dir + "/server.pem", cert);
+    Write(dir + "/server.key", key);
+    Write(dir + "/nginx.conf", "worker_processes auto;\ndaemon off;\npid " + dir + "/nginx.pid;\nerror_log " + dir +
+                                   "/error.log;\nevents { worker_connections 4096; }\nhttp {\n  access_log off;\n  keepalive_requests 10000000;\n"
+                                   "  client_body_temp_path " + dir + "/tmp;\n  proxy_temp_path " + dir +
+                                   "/tmp;\n  fastcgi_temp_path " + dir + "/tmp;\n  uwsgi_temp_path " + dir +
+                                   "/tmp;\n  scgi_temp_path " + dir + "/tmp;\n  server {\n    listen 127.0.0.1:" +
+                                   std::to_string(port) + " ssl;\n    ssl_protocols TLSv1.3;\n    ssl_certificate " +
+                                   dir + "/server.pem;\n    ssl_certificate_key " + dir +
+                                   "/server.key;\n    location / { return 204; }\n  }\n}\n");
+    std::vector<std::string> argv{nginx, "-p", dir, "-c", dir + "/nginx.conf", "-e", dir + "/error.log"};
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    if (posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), environ) != 0) pid_ = -1;
+  }
+  ~Nginx() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGQUIT);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool started() const { return pid_ > 0; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+int Run(const Args& a) {
+  // Each side holds a descriptor per node, and nodeplaned inherits this
+  // limit: raised to 65536 where permitted (root), else to the hard limit.
+  rlimit nofile{};
+  ::getrlimit(RLIMIT_NOFILE, &nofile);
+  rlimit wanted{std::max<rlim_t>(nofile.rlim_max, 65536), std::max<rlim_t>(nofile.rlim_max, 65536)};
+  if (::setrlimit(RLIMIT_NOFILE, &wanted) != 0) {
+    nofile.rlim_cur = nofile.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &nofile);
+  }
+  ::getrlimit(RLIMIT_NOFILE, &nofile);
+  if (nofile.rlim_cur < static_cast<rlim_t>(a.nodes + 2000)) {
+    std::fprintf(stderr, "fleet-bench: the descriptor limit %llu is too low for %d nodes (ulimit -Hn)\n",
+                 static_cast<unsigned long long>(nofile.rlim_cur), a.nodes);
+    return 1;
+  }
+  char tmpl[] = "/tmp/fleet-bench-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string state = dir + "/state";
+  std::filesystem::create_directories(state);
+  const uint16_t port = testing::FreeLoopbackPort();
+
+  // The deployment CA, written where nodeplaned looks for it, and a
+  // certificate per node signed by it.
+  auto ca = pki::Authority::Create("bench", NowNs());
+  if (!ca.ok()) return std::fprintf(stderr, "fleet-bench: %s\n", ca.status().ToString().c_str()), 1;
+  Write(state + "/ca.pem", ca->cert_pem());
+  (void)pki::WritePrivateFile(state + "/ca.key", ca->key_pem());
+  Write(dir + "/nodeplane.toml", "deployment = \"bench\"\nstate_dir = \"" + state +
+                                     "\"\n[log]\nlevel = \"warn\"\n[wire]\nlisten = \"127.0.0.1:" +
+                                     std::to_string(port) +
+                                     "\"\nmax_connections = 40000\n[wire.tls]\nserver_names = [\"127.0.0.1\"]\n"
+                                     "[leases]\nttl = \"9s\"\nreap_interval = \"3s\"\n[tiers.job]\nvcpu = 1\nmemory = \"1GiB\"\n"
+                                     "providers = [\"process\"]\ncommand = [\"/bin/true\"]\n[plugins.ledger]\n"
+                                     "library = \"ledger-sqlite\"\nprovides = [\"ledger\"]\n");
+  std::printf("fleet-bench: %d nodes, %s, work dir %s\n", a.nodes, a.nodeplaned.c_str(), dir.c_str());
+
+  FleetOptions fo;
+  fo.port = port;
+  fo.ca_pem = ca->cert_pem();
+  fo.deployment = "bench";
+  fo.job_duration = std::chrono::milliseconds(a.job_ms);
+  auto fleet = std::make_unique<SimFleet>(fo);
+  auto t = Clock::now();
+  // Issued on every core: this is set-up, not a figure.
+  std::vector<std::pair<std::string, std::string>> certs(static_cast<size_t>(a.nodes));
+  {
+    std::vector<std::jthread> workers;
+    const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned w = 0; w < n; ++w) {
+      workers.emplace_back([&, w] {
+        for (size_t i = w; i < certs.size(); i += n) {
+          auto issued = ca->IssueNode("sim-" + std::to_string(i), NowNs());
+          if (issued.ok()) certs[i] = {issued->first, issued->second.private_pem};
+        }
+      });
+    }
+  }
+  for (size_t i = 0; i < certs.size(); ++i) {
+    if (certs[i].first.empty()) return std::fprintf(stderr, "fleet-bench: issuing a certificate failed\n"), 1;
+    fleet->AddNode("sim-" + std::to_string(i), certs[i].first, certs[i].second);
+  }
+  const std::string load_cert = certs[0].first, load_key = certs[0].second;
+  std::printf("certificates: %d issued in %.1f s\n", a.nodes, Seconds(Clock::now() - t));
+
+  ControlPlane cp(a.nodeplaned, a.plugin_dir, dir + "/nodeplane.toml", state, dir + "/nodeplaned.log");
+  if (!cp.Start()) return std::fprintf(stderr, "fleet-bench: nodeplaned did not start; see %s/nodeplaned.log\n", dir.c_str()), 1;
+  const int64_t rss_empty = cp.RssBytes();
+
+  // 1. Connect: every node registered and long-polling.
+  t = Clock::now();
+  fleet->BeginRound();
+  fleet->Start();
+  const bool all = Await([&] { return fleet->RegisteredThisRound() == a.nodes && fleet->parked() == a.nodes; }, 300s);
+  std::printf("connect: %d of %d registered and long-polling in %.1f s (client failures %lld)\n",
+              fleet->RegisteredThisRound(), a.nodes, Seconds(Clock::now() - t),
+              static_cast<long long>(fleet->failures()));
+  if (!all) return 1;
+  Await([&] { return cp.Metric("nodeplane_polls_parked") >= a.nodes; }, 30s);
+
+  // 2. Idle: nothing but parked polls, re-armed every poll window.
+  const double cpu0 = cp.CpuSeconds();
+  t = Clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(a.idle_seconds));  // the measurement window itself
+  const double idle_cpu = (cp.CpuSeconds() - cpu0) / Seconds(Clock::now() - t);
+  std::printf("idle (%d s): %d connections held (server: %.0f open, %.0f polls parked, %.0f nodes), RSS %.0f MiB "
+              "(%.0f MiB before the fleet), CPU %.2f%% of one core\n",
+              a.idle_seconds, fleet->connected(), cp.Metric("nodeplane_connections"),
+              cp.Metric("nodeplane_polls_parked"), cp.Metric("nodeplane_plane_nodes"), cp.RssBytes() / 1048576.0,
+              rss_empty / 1048576.0, idle_cpu * 100);
+
+  // 3. Dispatch latency, one launch at a time; each job holds its lease for
+  // job_ms, heartbeating at TTL/3.
+  std::vector<double> latency;
+  int refused = 0;
+  for (int i = 1; i <= a.launches; ++i) {
+    const auto start = Clock::now();
+    const std::string answer =
+        cp.Admin(R"({"cmd":"launch","args":{"tier":"job","request_id":)" + std::to_string(i) + "}}");
+    auto got = fleet->AwaitLaunch(i, 10s);
+    if (answer.find("\"ok\":true") == std::string::npos || !got) {
+      if (++refused <= 3) std::fprintf(stderr, "launch %d: %s\n", i, answer.c_str());
+      continue;
+    }
+    latency.push_back(std::chrono::duration<double, std::milli>(*got - start).count());
+  }
+  std::printf("dispatch (%zu launches, %d refused, %d connections): p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max "
+              "%.2f ms\n",
+              latency.size(), refused, fleet->connected(), Percentile(latency, 0.5), Percentile(latency, 0.9),
+              Percentile(latency, 0.99), latency.empty() ? 0 : *std::max_element(latency.begin(), latency.end()));
+  Await([&] { return cp.Metric("nodeplane_leases") <= 0; }, std::chrono::milliseconds(a.job_ms) + 30s);
+
+  // 4. Restart: SIGKILL and start again; every node reconnects with its
+  // backoff, is told it is unknown, and registers.
+  cp.Kill();
+  fleet->BeginRound();
+  t = Clock::now();
+  if (!cp.Start()) return std::fprintf(stderr, "fleet-bench: nodeplaned did not restart\n"), 1;
+  const double up = Seconds(Clock::now() - t);
+  const bool back = Await([&] { return fleet->RegisteredThisRound() == a.nodes; }, 300s);
+  std::printf("restart: nodeplaned serving after %.2f s; %d of %d nodes registered again %.1f s after the restart\n",
+              up, fleet->RegisteredThisRound(), a.nodes, Seconds(Clock::now() - t));
+  if (!back) return 1;
+  Await([&] { return fleet->parked() == a.nodes; }, 60s);
+  std::printf("after restart: RSS %.0f MiB\n", cp.RssBytes() / 1048576.0);
+  fleet.reset();  // closes every node's connection
+
+  // 5. Throughput of a trivial route, then nginx's static 204, same generator.
+  const auto duration = std::chrono::seconds(a.load_seconds);
+  LoadTls tls{ca->cert_pem(), load_cert, load_key};
+  const double cpu1 = cp.CpuSeconds();
+  LoadResult ours = Hammer("127.0.0.1", port, tls, "/healthz", 200, a.load_connections, duration);
+  std::printf("throughput GET /healthz over mTLS 1.3 (%d connections, %d s): nodeplaned %.0f req/s (%lld failed; "
+              "it used %.0f%% of one core)\n",
+              a.load_connections, a.load_seconds, ours.per_second(), static_cast<long long>(ours.failed),
+              (cp.CpuSeconds() - cpu1) / ours.seconds * 100);
+  if (!a.nginx.empty()) {
+    const uint16_t nginx_port = testing::FreeLoopbackPort();
+    auto server = ca->IssueServer({"127.0.0.1"}, NowNs());
+    Nginx nginx(a.nginx, dir + "/nginx", nginx_port, server->first, server->second.private_pem);
+    if (!nginx.started()) return std::fprintf(stderr, "fleet-bench: nginx did not start\n"), 1;
+    if (!Await([&] { return Listening(nginx_port); }, 10s)) {
+      return std::fprintf(stderr, "fleet-bench: nginx is not listening; see %s/nginx/error.log\n", dir.c_str()), 1;
+    }
+    LoadResult theirs = Hammer("127.0.0.1", nginx_port, LoadTls{ca->cert_pem(), "", ""}, "/", 204,
+                               a.load_connections, duration);
+    std::printf("throughput nginx static 204 over TLS 1.3 (same generator): %.0f req/s (%lld failed); "
+                "nodeplaned/nginx = %.2f\n",
+                theirs.per_second(), static_cast<long long>(theirs.failed),
+                theirs.per_second() > 0 ? ours.per_second() / theirs.per_second() : 0);
+  }
+  cp.Kill();
+  std::filesystem::remove_all(dir);
+  return 0;
+}
+
+}  // namespace
+}  // namespace nodeplane::bench
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
+  nodeplane::bench::Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--nodes") a.nodes = std::stoi(v);
+    else if (k == "--launches") a.launches = std::stoi(v);
+    else if (k == "--idle-seconds") a.idle_seconds = std::stoi(v);
+    else if (k == "--load-seconds") a.load_seconds = std::stoi(v);
+    else if (k == "--load-connections") a.load_connections = std::stoi(v);
+    else if (k == "--job-ms") a.job_ms = std::stoi(v);
+    else if (k == "--nginx") a.nginx = v;
+    else if (k == "--nodeplaned") a.nodeplaned = v;
+    else if (k == "--plugin-dir") a.plugin_dir = v;
+    else {
+      std::fprintf(stderr, "fleet-bench: unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  return nodeplane::bench::Run(a);
+}

@@ -1,0 +1,341 @@
+#include "sim_fleet.h"
+
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "plane/protocol.h"
+#include "wire/codec.h"
+
+namespace nodeplane::bench {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using asio::use_awaitable;
+using namespace std::chrono_literals;
+
+struct SimFleet::Node {
+  std::string name, incarnation;
+  X509* cert = nullptr;
+  EVP_PKEY* key = nullptr;
+  bool registered = false;
+  int round_seen = -1;
+  std::chrono::seconds ttl{90}, poll{50};
+  std::set<std::string> running;  // leases held
+  ~Node() {
+    X509_free(cert);
+    EVP_PKEY_free(key);
+  }
+};
+
+struct SimFleet::Impl {
+  FleetOptions o;
+  asio::io_context ioc;
+  asio::ssl::context ctx{asio::ssl::context::tls_client};
+  tcp::endpoint endpoint;
+  std::vector<std::unique_ptr<Node>> nodes;
+  std::vector<std::thread> threads;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> parked{0}, connected{0}, round{0}, round_count{0};
+  std::atomic<int64_t> registrations{0}, failures{0};
+  std::mutex mu;
+  std::condition_variable launched_cv;
+  std::map<int64_t, Clock::time_point> launched;
+};
+
+namespace {
+
+// One TLS connection of a node; counted while open.
+struct Conn {
+  beast::ssl_stream<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+  std::atomic<int>* counter = nullptr;
+  Conn(const asio::any_io_executor& ex, asio::ssl::context& ctx) : stream(ex, ctx) {}
+  ~Conn() {
+    if (counter != nullptr) --*counter;
+  }
+};
+
+struct Reply {
+  int status = 0;
+  std::string body;
+};
+
+asio::awaitable<std::unique_ptr<Conn>> Open(SimFleet::Impl& im, SimFleet::Node& n) {
+  auto c = std::make_unique<Conn>(co_await asio::this_coro::executor, im.ctx);
+  SSL* ssl = c->stream.native_handle();
+  SSL_use_certificate(ssl, n.cert);
+  SSL_use_PrivateKey(ssl, n.key);
+  X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), im.o.host.c_str());
+  beast::get_lowest_layer(c->stream).expires_after(30s);
+  co_await beast::get_lowest_layer(c->stream).async_connect(im.endpoint, use_awaitable);
+  co_await c->stream.async_handshake(asio::ssl::stream_base::client, use_awaitable);
+  c->counter = &im.connected;
+  ++im.connected;
+  co_return c;
+}
+
+asio::awaitable<Reply> Exchange(Conn& c, const SimFleet::Node& n, http::verb verb, const std::string& target,
+                                std::string body, std::chrono::seconds timeout = 30s) {
+  http::request<http::string_body> req{verb, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.set("Nodeplane-Incarnation", n.incarnation);
+  if (!body.empty() || verb == http::verb::post) {
+    req.set(http::field::content_type, "application/json");
+    req.body() = std::move(body);
+  }
+  req.keep_alive(true);
+  req.prepare_payload();
+  beast::get_lowest_layer(c.stream).expires_after(timeout);
+  co_await http::async_write(c.stream, req, use_awaitable);
+  http::response<http::string_body> res;
+  co_await http::async_read(c.stream, c.buffer, res, use_awaitable);
+  if (!res.keep_alive()) throw std::runtime_error("the server closed the connection");
+  co_return Reply{static_cast<int>(res.result_int()), std::move(res.body())};
+}
+
+std::string RegisterBody(const SimFleet::Impl& im, const SimFleet::Node& n) {
+  plane::RegisterRequest q;
+  q.min_version = plane::kMinProtocol;
+  q.version = plane::kMaxProtocol;
+  q.node = n.name;
+  q.provider = "process";
+  q.deployment = im.o.deployment;
+  q.incarnation = n.incarnation;
+  q.release = "fleet-bench";
+  q.vcpu = 4;
+  q.memory = int64_t{8} << 30;
+  q.instances.assign(n.running.begin(), n.running.end());
+  q.inventory_known = true;
+  return wire::Encode(q);
+}
+
+// A launched job: heartbeats at TTL/3 on a connection of its own while the
+// node's first connection goes back to polling, then the release.
+asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease lease) {
+  const std::string base = "/v1/nodes/" + n.name + "/leases/" + lease.id;
+  const auto end = Clock::now() + im.o.job_duration;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  std::unique_ptr<Conn> c;
+  bool released = false;
+  while (!released && !im.stopping) {
+    const bool done = Clock::now() >= end;
+    bool failed = false;
+    try {
+      if (!c) c = co_await Open(im, n);
+      if (done) {
+        Reply r = co_await Exchange(*c, n, http::verb::post, base + "/release",
+                                    wire::EncodeReleaseBody(lease.epoch, ports::Phase::kDone));
+        released = true;  // 204, or the lease is gone anyway
+        (void)r;
+      } else {
+        co_await Exchange(*c, n, http::verb::post, base + "/heartbeat", wire::EncodeEpochBody(lease.epoch));
+      }
+    } catch (const std::exception&) {
+      failed = true;
+      c.reset();
+    }
+    if (failed) ++im.failures;
+    if (!released) {
+      timer.expires_after(std::min<Clock::duration>(n.ttl / 3, std::max<Clock::duration>(end - Clock::now(), 0s)));
+      co_await timer.async_wait(use_awaitable);
+    }
+  }
+  n.running.erase(lease.id);
+}
+
+asio::awaitable<void> Execute(SimFleet::Impl& im, SimFleet::Node& n, Conn& c, const std::string& body) {
+  auto cmd = wire::DecodeCommand(body);
+  if (!cmd.ok()) co_return;
+  plane::CommandResult result;
+  result.id = cmd->id;
+  result.ok = true;
+  const std::string nodes = "/v1/nodes/" + n.name;
+  std::optional<ports::Lease> launched;
+  switch (cmd->kind) {
+    case plane::CommandKind::kLaunch: {
+      {
+        std::lock_guard lock(im.mu);
+        im.launched[cmd->RequestId()] = Clock::now();
+      }
+      im.launched_cv.notify_all();
+      const ports::Lease& lease = *cmd->lease;
+      const std::string base = nodes + "/leases/" + lease.id;
+      const std::pair<std::string, std::string> steps[] = {
+          {"/bind", wire::EncodeEpochBody(lease.epoch)},
+          {"/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kLaunching)},
+          {"/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kOnline)},
+          {"/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kBusy)}};
+      for (const auto& [path, step] : steps) {
+        Reply r = co_await Exchange(c, n, http::verb::post, base + path, step);
+        if (r.status != 204) {
+          result.ok = false;
+          result.error = path + " answered " + std::to_string(r.status);
+          break;
+        }
+      }
+      if (result.ok) {
+        n.running.insert(lease.id);
+        launched = lease;
+      }
+      break;
+    }
+    case plane::CommandKind::kSweep:
+      co_await Exchange(c, n, http::verb::get, nodes + "/launched", "");
+      break;
+    case plane::CommandKind::kInventory:
+      result.barrier_id = cmd->barrier_id;
+      result.instances.assign(n.running.begin(), n.running.end());
+      break;
+    case plane::CommandKind::kUpgrade:
+      result.ok = false;
+      result.error = "a simulated node does not upgrade";
+      break;
+    case plane::CommandKind::kDestroy:
+    case plane::CommandKind::kTend:
+      break;  // a held job heartbeats and releases on its own schedule
+  }
+  co_await Exchange(c, n, http::verb::post, nodes + "/result", wire::Encode(result));
+  if (launched) {
+    if (im.o.job_duration == 0ms) {
+      co_await Exchange(c, n, http::verb::post, nodes + "/leases/" + launched->id + "/release",
+                        wire::EncodeReleaseBody(launched->epoch, ports::Phase::kDone));
+      n.running.erase(launched->id);
+    } else {
+      asio::co_spawn(co_await asio::this_coro::executor, Hold(im, n, *launched), asio::detached);
+    }
+  }
+}
+
+// What nodeplane-node's poll loop does, with its backoff: 500 ms doubling
+// to 5 s after a failure.
+asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  std::unique_ptr<Conn> c;
+  auto backoff = 500ms;
+  const std::string poll = "/v1/nodes/" + n.name + "/poll";
+  while (!im.stopping) {
+    bool failed = false;
+    try {
+      if (!c) c = co_await Open(im, n);
+      if (!n.registered) {
+        Reply r = co_await Exchange(*c, n, http::verb::post, "/v1/register", RegisterBody(im, n));
+        if (r.status != 200) throw std::runtime_error("registration answered " + std::to_string(r.status));
+        auto reply = wire::DecodeRegisterReply(r.body);
+        if (reply.ok() && reply->lease_ttl_seconds > 0) n.ttl = std::chrono::seconds(reply->lease_ttl_seconds);
+        if (reply.ok() && reply->poll_seconds > 0) n.poll = std::chrono::seconds(reply->poll_seconds);
+        n.registered = true;
+        ++im.registrations;
+        const int round = im.round.load();
+        if (n.round_seen != round) {
+          n.round_seen = round;
+          ++im.round_count;
+        }
+      }
+      ++im.parked;
+      Reply r;
+      try {
+        r = co_await Exchange(*c, n, http::verb::post, poll, "", n.poll + 30s);
+      } catch (...) {
+        --im.parked;
+        throw;
+      }
+      --im.parked;
+      backoff = 500ms;
+      if (r.status == 401) {
+        n.registered = false;  // the control plane forgot this node (a restart)
+      } else if (r.status == 200) {
+        co_await Execute(im, n, *c, r.body);
+      } else if (r.status != 204) {
+        failed = true;
+      }
+    } catch (const std::exception&) {
+      failed = true;
+      c.reset();
+    }
+    if (failed) {
+      ++im.failures;
+      timer.expires_after(backoff);
+      co_await timer.async_wait(use_awaitable);
+      backoff = std::min<std::chrono::milliseconds>(backoff * 2, 5000ms);
+    }
+  }
+}
+
+}  // namespace
+
+SimFleet::SimFleet(FleetOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->o = std::move(options);
+  impl_->endpoint = tcp::endpoint(asio::ip::make_address(impl_->o.host), impl_->o.port);
+  SSL_CTX* ctx = impl_->ctx.native_handle();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);  // 10,000 idle connections in one process
+  impl_->ctx.add_certificate_authority(asio::buffer(impl_->o.ca_pem));
+  impl_->ctx.set_verify_mode(asio::ssl::verify_peer);
+}
+
+SimFleet::~SimFleet() { Stop(); }
+
+void SimFleet::AddNode(const std::string& name, const std::string& cert_pem, const std::string& key_pem) {
+  auto n = std::make_unique<Node>();
+  n->name = name;
+  std::random_device rd;
+  n->incarnation = name + "-" + std::to_string(rd());
+  BIO* b = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
+  n->cert = PEM_read_bio_X509(b, nullptr, nullptr, nullptr);
+  BIO_free(b);
+  b = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
+  n->key = PEM_read_bio_PrivateKey(b, nullptr, nullptr, nullptr);
+  BIO_free(b);
+  impl_->nodes.push_back(std::move(n));
+}
+
+void SimFleet::Start() {
+  for (auto& n : impl_->nodes) asio::co_spawn(impl_->ioc, RunNode(*impl_, *n), asio::detached);
+  impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+}
+
+void SimFleet::Stop() {
+  impl_->stopping = true;
+  impl_->ioc.stop();
+  for (std::thread& t : impl_->threads) t.join();
+  impl_->threads.clear();
+}
+
+size_t SimFleet::size() const { return impl_->nodes.size(); }
+int SimFleet::parked() const { return impl_->parked.load(); }
+int SimFleet::connected() const { return impl_->connected.load(); }
+int64_t SimFleet::registrations() const { return impl_->registrations.load(); }
+int64_t SimFleet::failures() const { return impl_->failures.load(); }
+int SimFleet::RegisteredThisRound() const { return impl_->round_count.load(); }
+
+void SimFleet::BeginRound() {
+  impl_->round_count = 0;
+  ++impl_->round;
+}
+
+std::optional<Clock::time_point> SimFleet::AwaitLaunch(int64_t request_id, std::chrono::milliseconds limit) {
+  std::unique_lock lock(impl_->mu);
+  if (!impl_->launched_cv.wait_for(lock, limit, [&] { return impl_->launched.count(request_id) > 0; })) {
+    return std::nullopt;
+  }
+  return impl_->launched[request_id];
+}
+
+}  // namespace nodeplane::bench
