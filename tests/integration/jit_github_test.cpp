@@ -25,8 +25,6 @@ namespace nodeplane {
 namespace {
 
 namespace json = boost::json;
-using testing::AwaitLine;
-using testing::AwaitPort;
 using testing::Child;
 using testing::ReadAll;
 using testing::WriteText;
@@ -443,7 +441,7 @@ Child* GithubSchemaTest::prism_ = nullptr;
 TEST_F(GithubSchemaTest, EveryRequestThePluginSendsPassesGithubsRequestValidation) {
   ASSERT_TRUE(std::filesystem::exists(kDoubles + "/node_modules/.bin/prism"))
       << "run packaging/setup-test-doubles.sh to install the GitHub test doubles";
-  ASSERT_TRUE(AwaitPort(*prism_, port_)) << ReadAll(*dir_ + "/prism.log");
+  ASSERT_TRUE(prism_->AwaitLine("Prism is listening on")) << ReadAll(*dir_ + "/prism.log");
   testing::MakeAppKey(*dir_ + "/app.pem", *dir_ + "/app.pub");
   WriteText(*dir_ + "/token", "ghp_example\n");
   // An organisation and a repository with an App (the installation looked

@@ -4,67 +4,25 @@
 // by packaging/setup-test-doubles.sh into tests/github/node_modules.
 #pragma once
 
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <boost/json.hpp>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <boost/json.hpp>
-#include <regex>
-
-#include "raw_http.h"
+#include "child_process.h"
 #include "wire/http_client.h"
 
-extern char** environ;
-
 namespace nodeplane::testing {
-
-// A child process, killed (its whole process group) when this goes away.
-class Child {
- public:
-  // Starts argv with stdout and stderr appended to `log_file`.
-  Child(const std::vector<std::string>& argv, const std::string& log_file) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    if (posix_spawnp(&pid_, args[0], &fa, &attr, args.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-  }
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(-pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  bool started() const { return pid_ > 0; }
-  bool running() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
-
- private:
-  pid_t pid_ = -1;
-};
 
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -104,29 +62,6 @@ inline std::string Base64Decode(const std::string& encoded) {
   return raw;
 }
 
-// Waits (bounded by `tries` × the poll) for a line in `log_file` that starts
-// with `prefix`, as the child's own report that it serves.
-inline std::string AwaitLine(const Child& child, const std::string& log_file, const std::string& prefix,
-                             int tries = 600) {
-  for (int i = 0; i < tries && child.running(); ++i) {
-    std::istringstream lines(ReadAll(log_file));
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
-    }
-    ::usleep(100'000);  // polling a child's report, not pacing the test
-  }
-  return "";
-}
-
-// Waits until something accepts connections on 127.0.0.1:port.
-inline bool AwaitPort(const Child& child, uint16_t port, int tries = 600) {
-  for (int i = 0; i < tries && child.running(); ++i) {
-    if (RawConnection(port, 1000).connected()) return true;
-    ::usleep(100'000);
-  }
-  return false;
-}
-
 // The stateful fake, with its Apps' keys in `dir`: App A (id 11, client id
 // Iv1.aaa, key app-a.pem) is installed on acme (installation 101), App B
 // (id 22, client id Iv1.bbb, key app-b.pem) on globex (202); the enterprise
@@ -155,9 +90,9 @@ class GithubFake {
       "runner_groups":)" + std::to_string(runner_groups) + "}");
     child_ = std::make_unique<Child>(std::vector<std::string>{"node", doubles_ + "/fake_github.mjs", dir_ + "/fake.json"},
                                      dir_ + "/fake.log");
-    const std::string port = AwaitLine(*child_, dir_ + "/fake.log", "listening ");
-    if (port.empty()) return "the fake did not start: " + ReadAll(dir_ + "/fake.log");
-    port_ = static_cast<uint16_t>(std::stoi(port));
+    const auto port = child_->AwaitLine("listening ");
+    if (!port) return "the fake did not start: " + ReadAll(dir_ + "/fake.log");
+    port_ = static_cast<uint16_t>(std::stoi(*port));
     control_ = std::make_unique<wire::HttpClient>(wire::ClientOptions{"127.0.0.1", port_, std::nullopt, {}});
     return "";
   }

@@ -14,6 +14,13 @@
  * Rate limits, 5xx and timeouts are NP_UNAVAILABLE with retryable = 1 and,
  * when known, retry_after_ns; a misconfigured target (404/422) is
  * NP_INVALID with a message naming the target.
+ *
+ * THREADS AND OWNERSHIP (every function below): called from the host's pool
+ * for this instance, never from an I/O thread, and concurrently with any
+ * other function of the same instance except destroy; each may block on
+ * the network. Every pointer argument is borrowed for the call only. What a
+ * plugin passes to a sink's put is borrowed by the host until put returns
+ * (the host copies it), so the plugin may free or wipe it afterwards.
  */
 #ifndef NODEPLANE_NP_JIT_V1_H
 #define NODEPLANE_NP_JIT_V1_H
@@ -77,10 +84,14 @@ typedef struct np_jit_v1 {
                     void** instance, np_error* err);
   void (*destroy)(void* instance);
 
-  /* Finds the runner group `group` ("" for the default) and puts it; may be
-   * cached by the plugin. NP_NOT_FOUND when the group does not exist. */
+  /* Finds the runner group `group` ("" for the default) and puts it once;
+   * may be cached by the plugin. NP_NOT_FOUND when the group does not
+   * exist. */
   np_code (*describe)(void* self, const char* group, np_jit_set_sink out, np_error* err);
-  /* Generates a JIT config for one runner and puts the registration. */
+  /* Generates a JIT config for one runner and puts the registration once.
+   * The host calls it again with a fresh set_id after NP_NOT_FOUND (a
+   * recreated group); a runner name already registered by an earlier,
+   * unanswered attempt is the plugin's to resolve. */
   np_code (*jit_config)(void* self, const np_jit_request_v1* request, np_jit_registration_sink out,
                         np_error* err);
   /* Removes a runner by id, or (runner_id 0) by exact name; a runner that is

@@ -1,21 +1,12 @@
 #include "control_plane.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
-#include <chrono>
 #include <fstream>
 #include <sstream>
-#include <thread>
-#include <vector>
-
-extern char** environ;
 
 namespace nodeplane::bench {
 
@@ -30,40 +21,17 @@ ControlPlane::ControlPlane(std::string nodeplaned, std::string plugin_dir, std::
 ControlPlane::~ControlPlane() { Kill(); }
 
 bool ControlPlane::Start() {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 2, log_file_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-  std::vector<std::string> argv{nodeplaned_, "--config", config_, "--plugin-dir", plugin_dir_};
-  std::vector<char*> args;
-  for (std::string& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    pid_ = -1;
-    return false;
-  }
-  // Its own report that it serves: the admin socket answers "status".
-  for (int i = 0; i < 600; ++i) {
-    if (Admin(R"({"cmd":"status","args":{}})").find("\"ok\":true") != std::string::npos) return true;
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a child's readiness
-  }
+  child_ = std::make_unique<testing::Child>(
+      std::vector<std::string>{nodeplaned_, "--config", config_, "--plugin-dir", plugin_dir_}, log_file_);
+  if (child_->AwaitLine("event=host.healthy")) return true;
+  child_.reset();
   return false;
 }
 
-void ControlPlane::Kill() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
-  pid_ = -1;
-}
+void ControlPlane::Kill() { child_.reset(); }
 
 int64_t ControlPlane::RssBytes() const {
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  std::ifstream in("/proc/" + std::to_string(pid()) + "/status");
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
   }
@@ -71,7 +39,7 @@ int64_t ControlPlane::RssBytes() const {
 }
 
 double ControlPlane::CpuSeconds() const {
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+  std::ifstream in("/proc/" + std::to_string(pid()) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // Fields after the command name (which may hold spaces) start after ')'.
   std::istringstream rest(text.substr(text.rfind(')') + 2));

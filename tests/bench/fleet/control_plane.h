@@ -6,7 +6,10 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "child_process.h"
 
 namespace nodeplane::bench {
 
@@ -18,11 +21,12 @@ class ControlPlane {
                std::string log_file);
   ~ControlPlane();
 
-  // Starts it and waits until its admin socket answers; false on failure.
+  // Starts it and waits for its own report that it serves (the
+  // host.healthy log line); false on failure.
   bool Start();
   // SIGKILL, then reaps it: a crash, as far as the nodes can tell.
   void Kill();
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_ ? child_->pid() : -1; }
 
   // /proc/<pid>: resident set size in bytes, and user+system CPU seconds.
   int64_t RssBytes() const;
@@ -37,7 +41,7 @@ class ControlPlane {
 
  private:
   std::string nodeplaned_, plugin_dir_, config_, state_dir_, log_file_;
-  pid_t pid_ = -1;
+  std::unique_ptr<testing::Child> child_;
 };
 
 }  // namespace nodeplane::bench

@@ -14,20 +14,15 @@
 //                    [--nginx PATH] [--nodeplaned PATH] [--plugin-dir DIR]
 // tests/bench/fleet-bench.sh raises the descriptor limit, installs nginx and
 // runs it; docs/performance.md has the figures.
-#include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <netinet/in.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,8 +32,6 @@
 #include "http_load.h"
 #include "pki/authority.h"
 #include "sim_fleet.h"
-
-extern char** environ;
 
 namespace nodeplane::bench {
 namespace {
@@ -64,29 +57,7 @@ int64_t NowNs() {
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-bool Listening(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-// Waits for `done`, checking every 50 ms, at most `limit`; false on timeout.
-template <typename Pred>
-bool Await(Pred done, Clock::duration limit) {
-  const auto end = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > end) return false;
-    std::this_thread::sleep_for(50ms);  // sampling observable state, not pacing
-  }
-  return true;
-}
 
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -95,39 +66,28 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
-// nginx answering a static 204 over TLS 1.3 with `cert`, as a child.
-class Nginx {
- public:
-  Nginx(const std::string& nginx, const std::string& dir, uint16_t port, const std::string& cert,
-        const std::string& key) {
-    std::filesystem::create_directories(dir + "/tmp");
-    Write(dir + "/server.pem", cert);
-    Write(dir + "/server.key", key);
-    Write(dir + "/nginx.conf", "worker_processes auto;\ndaemon off;\npid " + dir + "/nginx.pid;\nerror_log " + dir +
-                                   "/error.log;\nevents { worker_connections 4096; }\nhttp {\n  access_log off;\n  keepalive_requests 10000000;\n"
-                                   "  client_body_temp_path " + dir + "/tmp;\n  proxy_temp_path " + dir +
-                                   "/tmp;\n  fastcgi_temp_path " + dir + "/tmp;\n  uwsgi_temp_path " + dir +
-                                   "/tmp;\n  scgi_temp_path " + dir + "/tmp;\n  server {\n    listen 127.0.0.1:" +
-                                   std::to_string(port) + " ssl;\n    ssl_protocols TLSv1.3;\n    ssl_certificate " +
-                                   dir + "/server.pem;\n    ssl_certificate_key " + dir +
-                                   "/server.key;\n    location / { return 204; }\n  }\n}\n");
-    std::vector<std::string> argv{nginx, "-p", dir, "-c", dir + "/nginx.conf", "-e", dir + "/error.log"};
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    if (posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), environ) != 0) pid_ = -1;
-  }
-  ~Nginx() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGQUIT);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  bool started() const { return pid_ > 0; }
-
- private:
-  pid_t pid_ = -1;
-};
+// nginx answering a static 204 over TLS 1.3 with `cert`, as a child whose
+// notice-level log on stderr says when its workers (and so its listening
+// socket) are up.
+std::unique_ptr<testing::Child> StartNginx(const std::string& nginx, const std::string& dir, uint16_t port,
+                                           const std::string& cert, const std::string& key) {
+  std::filesystem::create_directories(dir + "/tmp");
+  Write(dir + "/server.pem", cert);
+  Write(dir + "/server.key", key);
+  Write(dir + "/nginx.conf", "worker_processes auto;\ndaemon off;\npid " + dir +
+                                 "/nginx.pid;\nerror_log stderr notice;\nevents { worker_connections 4096; }\n"
+                                 "http {\n  access_log off;\n  keepalive_requests 10000000;\n"
+                                 "  client_body_temp_path " + dir + "/tmp;\n  proxy_temp_path " + dir +
+                                 "/tmp;\n  fastcgi_temp_path " + dir + "/tmp;\n  uwsgi_temp_path " + dir +
+                                 "/tmp;\n  scgi_temp_path " + dir + "/tmp;\n  server {\n    listen 127.0.0.1:" +
+                                 std::to_string(port) + " ssl;\n    ssl_protocols TLSv1.3;\n    ssl_certificate " +
+                                 dir + "/server.pem;\n    ssl_certificate_key " + dir +
+                                 "/server.key;\n    location / { return 204; }\n  }\n}\n");
+  auto child = std::make_unique<testing::Child>(
+      std::vector<std::string>{nginx, "-p", dir, "-c", dir + "/nginx.conf", "-e", "stderr"}, dir + "/nginx.log");
+  if (!child->AwaitLine("start worker process", std::chrono::seconds(10))) return nullptr;
+  return child;
+}
 
 int Run(const Args& a) {
   // Each side holds a descriptor per node, and nodeplaned inherits this
@@ -158,7 +118,7 @@ int Run(const Args& a) {
   Write(state + "/ca.pem", ca->cert_pem());
   (void)pki::WritePrivateFile(state + "/ca.key", ca->key_pem());
   Write(dir + "/nodeplane.toml", "deployment = \"bench\"\nstate_dir = \"" + state +
-                                     "\"\n[log]\nlevel = \"warn\"\n[wire]\nlisten = \"127.0.0.1:" +
+                                     "\"\n[log]\nlevel = \"info\"\n[wire]\nlisten = \"127.0.0.1:" +
                                      std::to_string(port) +
                                      "\"\nmax_connections = 40000\n[wire.tls]\nserver_names = [\"127.0.0.1\"]\n"
                                      "[leases]\nttl = \"9s\"\nreap_interval = \"3s\"\n[tiers.job]\nvcpu = 1\nmemory = \"1GiB\"\n"
@@ -202,12 +162,12 @@ int Run(const Args& a) {
   t = Clock::now();
   fleet->BeginRound();
   fleet->Start();
-  const bool all = Await([&] { return fleet->RegisteredThisRound() == a.nodes && fleet->parked() == a.nodes; }, 300s);
+  const bool all =
+      fleet->AwaitState([&] { return fleet->RegisteredThisRound() == a.nodes && fleet->parked() == a.nodes; }, 300s);
   std::printf("connect: %d of %d registered and long-polling in %.1f s (client failures %lld)\n",
               fleet->RegisteredThisRound(), a.nodes, Seconds(Clock::now() - t),
               static_cast<long long>(fleet->failures()));
   if (!all) return 1;
-  Await([&] { return cp.Metric("nodeplane_polls_parked") >= a.nodes; }, 30s);
 
   // 2. Idle: nothing but parked polls, re-armed every poll window.
   const double cpu0 = cp.CpuSeconds();
@@ -239,7 +199,7 @@ int Run(const Args& a) {
               "%.2f ms\n",
               latency.size(), refused, fleet->connected(), Percentile(latency, 0.5), Percentile(latency, 0.9),
               Percentile(latency, 0.99), latency.empty() ? 0 : *std::max_element(latency.begin(), latency.end()));
-  Await([&] { return cp.Metric("nodeplane_leases") <= 0; }, std::chrono::milliseconds(a.job_ms) + 30s);
+  fleet->AwaitState([&] { return fleet->held() == 0; }, std::chrono::milliseconds(a.job_ms) + 30s);
 
   // 4. Restart: SIGKILL and start again; every node reconnects with its
   // backoff, is told it is unknown, and registers.
@@ -248,11 +208,11 @@ int Run(const Args& a) {
   t = Clock::now();
   if (!cp.Start()) return std::fprintf(stderr, "fleet-bench: nodeplaned did not restart\n"), 1;
   const double up = Seconds(Clock::now() - t);
-  const bool back = Await([&] { return fleet->RegisteredThisRound() == a.nodes; }, 300s);
+  const bool back = fleet->AwaitState([&] { return fleet->RegisteredThisRound() == a.nodes; }, 300s);
   std::printf("restart: nodeplaned serving after %.2f s; %d of %d nodes registered again %.1f s after the restart\n",
               up, fleet->RegisteredThisRound(), a.nodes, Seconds(Clock::now() - t));
   if (!back) return 1;
-  Await([&] { return fleet->parked() == a.nodes; }, 60s);
+  fleet->AwaitState([&] { return fleet->parked() == a.nodes; }, 60s);
   std::printf("after restart: RSS %.0f MiB\n", cp.RssBytes() / 1048576.0);
   fleet.reset();  // closes every node's connection
 
@@ -268,11 +228,8 @@ int Run(const Args& a) {
   if (!a.nginx.empty()) {
     const uint16_t nginx_port = testing::FreeLoopbackPort();
     auto server = ca->IssueServer({"127.0.0.1"}, NowNs());
-    Nginx nginx(a.nginx, dir + "/nginx", nginx_port, server->first, server->second.private_pem);
-    if (!nginx.started()) return std::fprintf(stderr, "fleet-bench: nginx did not start\n"), 1;
-    if (!Await([&] { return Listening(nginx_port); }, 10s)) {
-      return std::fprintf(stderr, "fleet-bench: nginx is not listening; see %s/nginx/error.log\n", dir.c_str()), 1;
-    }
+    auto nginx = StartNginx(a.nginx, dir + "/nginx", nginx_port, server->first, server->second.private_pem);
+    if (!nginx) return std::fprintf(stderr, "fleet-bench: nginx did not start; see %s/nginx/nginx.log\n", dir.c_str()), 1;
     LoadResult theirs = Hammer("127.0.0.1", nginx_port, LoadTls{ca->cert_pem(), "", ""}, "/", 204,
                                a.load_connections, duration);
     std::printf("throughput nginx static 204 over TLS 1.3 (same generator): %.0f req/s (%lld failed); "

@@ -52,11 +52,17 @@ struct SimFleet::Impl {
   std::vector<std::unique_ptr<Node>> nodes;
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
-  std::atomic<int> parked{0}, connected{0}, round{0}, round_count{0};
+  std::atomic<int> parked{0}, connected{0}, round{0}, round_count{0}, held{0};
   std::atomic<int64_t> registrations{0}, failures{0};
   std::mutex mu;
   std::condition_variable launched_cv;
   std::map<int64_t, Clock::time_point> launched;
+  std::condition_variable state_cv;  // with mu: a counter above moved
+
+  void Changed() {
+    { std::lock_guard lock(mu); }  // a waiter is either before its check or waiting
+    state_cv.notify_all();
+  }
 };
 
 namespace {
@@ -134,6 +140,7 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
   asio::steady_timer timer(co_await asio::this_coro::executor);
   std::unique_ptr<Conn> c;
   bool released = false;
+  ++im.held;
   while (!released && !im.stopping) {
     const bool done = Clock::now() >= end;
     bool failed = false;
@@ -158,6 +165,8 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
     }
   }
   n.running.erase(lease.id);
+  --im.held;
+  im.Changed();
 }
 
 asio::awaitable<void> Execute(SimFleet::Impl& im, SimFleet::Node& n, Conn& c, const std::string& body) {
@@ -249,6 +258,7 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
         }
       }
       ++im.parked;
+      im.Changed();
       Reply r;
       try {
         r = co_await Exchange(*c, n, http::verb::post, poll, "", n.poll + 30s);
@@ -257,6 +267,7 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
         throw;
       }
       --im.parked;
+      im.Changed();
       backoff = 500ms;
       if (r.status == 401) {
         n.registered = false;  // the control plane forgot this node (a restart)
@@ -324,6 +335,12 @@ int SimFleet::connected() const { return impl_->connected.load(); }
 int64_t SimFleet::registrations() const { return impl_->registrations.load(); }
 int64_t SimFleet::failures() const { return impl_->failures.load(); }
 int SimFleet::RegisteredThisRound() const { return impl_->round_count.load(); }
+int SimFleet::held() const { return impl_->held.load(); }
+
+bool SimFleet::AwaitState(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  std::unique_lock lock(impl_->mu);
+  return impl_->state_cv.wait_for(lock, limit, done);
+}
 
 void SimFleet::BeginRound() {
   impl_->round_count = 0;

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,12 @@ class SimFleet {
   int connected() const;          // TLS connections open (polls and heartbeats)
   int64_t registrations() const;  // successful registrations, all rounds
   int64_t failures() const;       // connects or requests that failed
+  int held() const;               // launched leases still held (heartbeating)
+
+  // Waits until `done()` holds, re-checking whenever a node's state changes
+  // (a registration, a poll parked or answered, a lease let go); false if
+  // `limit` passed first.
+  bool AwaitState(const std::function<bool()>& done, std::chrono::milliseconds limit);
 
   // A new round of registrations: RegisteredThisRound counts the nodes that
   // registered since this call (each once).
