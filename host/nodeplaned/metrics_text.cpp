@@ -10,13 +10,23 @@
 namespace nodeplane {
 namespace {
 
-void Gauge(std::string& out, const std::string& name, const std::string& help, const std::map<std::string, double>& by_labels) {
-  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n";
+void Family(std::string& out, const char* type, const std::string& name, const std::string& help,
+            const std::map<std::string, double>& by_labels) {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
   for (const auto& [labels, v] : by_labels) {
     char num[32];
     std::snprintf(num, sizeof num, "%.17g", v);
     out += name + (labels.empty() ? "" : "{" + labels + "}") + " " + num + "\n";
   }
+}
+
+void Gauge(std::string& out, const std::string& name, const std::string& help, const std::map<std::string, double>& by_labels) {
+  Family(out, "gauge", name, help, by_labels);
+}
+
+void Counter(std::string& out, const std::string& name, const std::string& help,
+             const std::map<std::string, double>& by_labels) {
+  Family(out, "counter", name, help, by_labels);
 }
 
 }  // namespace
@@ -36,6 +46,10 @@ std::string Daemon::Metrics() {
   std::map<std::string, double> open{{"listener=\"wire\"", double(wire_->open_connections())}};
   if (bootstrap_) open["listener=\"bootstrap\""] = double(bootstrap_->open_connections());
   Gauge(out, "nodeplane_connections", "Connections open, by listener.", open);
+  std::map<std::string, double> failed{{"listener=\"wire\"", double(wire_->accept_failures())}};
+  if (bootstrap_) failed["listener=\"bootstrap\""] = double(bootstrap_->accept_failures());
+  Counter(out, "nodeplane_accept_failures_total", "Connections the listener could not accept (out of descriptors, most often).",
+          failed);
 
   ports::Ledger& ledger = *plugins_.ledger;
   if (auto nodes = ledger.ListNodes(); nodes.ok()) {

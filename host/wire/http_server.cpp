@@ -12,6 +12,12 @@
 // (3) Limits. A declared Content-Length over the body limit is answered 413
 //     before a byte of the body is read; a chunked body is cut off by the
 //     parser at the same limit.
+// (4) Accepting. The acceptor, its handler and Stop()'s close all run on one
+//     strand, so a close can never land between a completed accept and the
+//     next one, and a closed acceptor ends the loop. An accept that fails
+//     (out of descriptors, most often) is tried again after a pause, never
+//     at once: a listener must not spin while the process has no descriptor
+//     to give it.
 #include "wire/http_server.h"
 
 #include <atomic>
@@ -47,6 +53,7 @@ namespace {
 
 constexpr size_t kHeaderLimit = 16 * 1024;
 constexpr auto kWriteTimeout = std::chrono::seconds(60);
+constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
 
 struct Gate {
   std::mutex mu;
@@ -83,7 +90,11 @@ struct HttpServer::Impl {
   HttpHandler& handler;
   Logger& log;
   asio::io_context ioc;
-  tcp::acceptor acceptor{ioc};
+  asio::strand<asio::io_context::executor_type> accept_strand = asio::make_strand(ioc);  // (4)
+  tcp::acceptor acceptor{accept_strand};
+  asio::steady_timer accept_retry{accept_strand};
+  std::atomic<uint64_t> accept_failures{0};
+  bool accept_failing = false;  // on accept_strand: logged once per run of failures
   std::vector<std::thread> threads;
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
   std::mutex mu;  // guards connections
@@ -256,23 +267,33 @@ void HttpServer::Impl::Unregister(ConnectionBase* c) {
 
 void HttpServer::Impl::Accept() {
   acceptor.async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted) return;
-    if (!ec) {
-      if (open.load() >= opts.max_connections) {
-        log.Warn("wire.connection_budget_exhausted",
-                 {{"listener", opts.name}, {"max_connections", opts.max_connections}});
-        beast::error_code ignored;
-        socket.close(ignored);
-      } else {
-        std::shared_ptr<ConnectionBase> c;
-        if (ssl) {
-          c = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket), *ssl);
-        } else {
-          c = std::make_shared<Connection<beast::tcp_stream>>(*this, std::move(socket));
-        }
-        Register(c);
-        c->Start();
+    if (!acceptor.is_open()) return;  // Stop() closed it (4)
+    if (ec) {
+      ++accept_failures;
+      if (!accept_failing) {
+        accept_failing = true;
+        log.Warn("wire.accept_failed", {{"listener", opts.name}, {"error", ec.message()}});
       }
+      accept_retry.expires_after(kAcceptRetry);
+      accept_retry.async_wait([this](beast::error_code e) {
+        if (!e && acceptor.is_open()) Accept();
+      });
+      return;
+    }
+    accept_failing = false;
+    if (open.load() >= opts.max_connections) {
+      log.Warn("wire.connection_budget_exhausted", {{"listener", opts.name}, {"max_connections", opts.max_connections}});
+      beast::error_code ignored;
+      socket.close(ignored);
+    } else {
+      std::shared_ptr<ConnectionBase> c;
+      if (ssl) {
+        c = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket), *ssl);
+      } else {
+        c = std::make_shared<Connection<beast::tcp_stream>>(*this, std::move(socket));
+      }
+      Register(c);
+      c->Start();
     }
     Accept();
   });
@@ -345,6 +366,8 @@ uint16_t HttpServer::port() const { return impl_->bound_port; }
 
 uint32_t HttpServer::open_connections() const { return impl_->open.load(); }
 
+uint64_t HttpServer::accept_failures() const { return impl_->accept_failures.load(); }
+
 void HttpServer::Stop() {
   Impl& s = *impl_;
   if (!s.started) return;
@@ -353,9 +376,10 @@ void HttpServer::Stop() {
     std::lock_guard lock(s.gate->mu);
     s.gate->open = false;
   }
-  asio::post(s.ioc, [&s] {
+  asio::post(s.accept_strand, [&s] {
     beast::error_code ignored;
     s.acceptor.close(ignored);
+    s.accept_retry.cancel();
   });
   std::vector<std::shared_ptr<ConnectionBase>> all;
   {

@@ -101,6 +101,9 @@ class HttpServer {
   void Stop();
   // Connections currently open (a test hook and a metric).
   uint32_t open_connections() const;
+  // Accepts that failed, each followed by a pause (out of descriptors, most
+  // often; a metric and a test hook).
+  uint64_t accept_failures() const;
 
   struct Impl;  // opaque: defined, with Beast, in http_server.cpp
 

@@ -19,6 +19,9 @@ struct Dialect {
   // Statements run once on every new session, one statement each.
   std::vector<std::string> writer_setup;
   std::vector<std::string> reader_setup;
+  // Housekeeping run on a session of its own after writes (checkpointer.h):
+  // SQLite's "PRAGMA wal_checkpoint(PASSIVE)"; "" when the engine needs none.
+  std::string checkpoint;
 };
 
 }  // namespace nodeplane::ledger

@@ -11,8 +11,25 @@ bool GuestOSAllowed(const std::vector<std::string>& allowed, const std::string& 
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), os) != allowed.end();
 }
 
-Placer::Placer(std::vector<HostRoom> hosts, int64_t deploy_vcpu, int64_t deploy_memory, bool spread)
-    : hosts_(std::move(hosts)), deploy_vcpu_(deploy_vcpu), deploy_memory_(deploy_memory), spread_(spread) {}
+Placer::Placer(const std::vector<HostRoom>& hosts, int64_t deploy_vcpu, int64_t deploy_memory, bool spread)
+    : hosts_(hosts), spent_(hosts.size()), deploy_vcpu_(deploy_vcpu), deploy_memory_(deploy_memory), spread_(spread) {}
+
+int64_t Placer::IndexOf(const std::string& host) const {
+  auto it = std::lower_bound(hosts_.begin(), hosts_.end(), host,
+                             [](const HostRoom& h, const std::string& n) { return h.name < n; });
+  return it != hosts_.end() && it->name == host ? it - hosts_.begin() : -1;
+}
+
+bool Placer::Contains(const std::string& host) const { return IndexOf(host) >= 0; }
+
+void Placer::Charge(const std::string& host, int64_t vcpu, int64_t memory, int64_t macos_slots) {
+  const int64_t i = IndexOf(host);
+  if (i < 0) return;
+  Spent& s = spent_[static_cast<size_t>(i)];
+  s.vcpu += vcpu;
+  s.memory += memory;
+  s.macos_slots += macos_slots;
+}
 
 bool Placer::Eligible(const HostRoom& host, const TierSpec& tier) {
   if (!tier.node.empty() && host.name != tier.node) return false;
@@ -22,40 +39,44 @@ bool Placer::Eligible(const HostRoom& host, const TierSpec& tier) {
   return RunsOnHost(host.provider);  // the cost of a host-backed provider is the tier request
 }
 
-int64_t Placer::Room(const HostRoom& host, const TierSpec& tier) const {
+int64_t Placer::Room(size_t i, const TierSpec& tier) const {
   if (tier.vcpu <= 0 || tier.memory <= 0) return 0;
-  int64_t room = std::min(host.free_vcpu / tier.vcpu, host.free_memory / tier.memory);
+  const HostRoom& h = hosts_[i];
+  const Spent& s = spent_[i];
+  int64_t room = std::min((h.vcpu - s.vcpu) / tier.vcpu, (h.memory - s.memory) / tier.memory);
   if (deploy_vcpu_ >= 0) room = std::min(room, deploy_vcpu_ / tier.vcpu);
   if (deploy_memory_ >= 0) room = std::min(room, deploy_memory_ / tier.memory);
-  if (tier.guest_os == "macos") room = std::min(room, host.free_macos);
+  if (tier.guest_os == "macos") room = std::min(room, h.macos_slots - s.macos_slots);
   return std::max<int64_t>(room, 0);
 }
 
 const HostRoom* Placer::Next(const TierSpec& tier) {
-  HostRoom* best = nullptr;
+  size_t best = hosts_.size();
   size_t best_rank = 0;
   int64_t best_room = 0;
-  for (HostRoom& h : hosts_) {  // sorted by name: the final tie-break
+  for (size_t i = 0; i < hosts_.size(); ++i) {  // sorted by name: the final tie-break
+    const HostRoom& h = hosts_[i];
     if (!Eligible(h, tier)) continue;
-    int64_t room = Room(h, tier);
+    int64_t room = Room(i, tier);
     if (room < 1) continue;
     size_t rank = static_cast<size_t>(
         std::find(tier.providers.begin(), tier.providers.end(), h.provider) - tier.providers.begin());
-    bool better = best == nullptr || rank < best_rank ||
+    bool better = best == hosts_.size() || rank < best_rank ||
                   (rank == best_rank && (spread_ ? room > best_room : room < best_room));
     if (better) {
-      best = &h;
+      best = i;
       best_rank = rank;
       best_room = room;
     }
   }
-  if (best == nullptr) return nullptr;
-  best->free_vcpu -= tier.vcpu;
-  best->free_memory -= tier.memory;
-  if (tier.guest_os == "macos") best->free_macos -= 1;
+  if (best == hosts_.size()) return nullptr;
+  Spent& s = spent_[best];
+  s.vcpu += tier.vcpu;
+  s.memory += tier.memory;
+  if (tier.guest_os == "macos") s.macos_slots += 1;
   if (deploy_vcpu_ >= 0) deploy_vcpu_ -= tier.vcpu;
   if (deploy_memory_ >= 0) deploy_memory_ -= tier.memory;
-  return best;
+  return &hosts_[best];
 }
 
 uint32_t Placer::Hold(const TierSpec& tier, uint32_t missing) {

@@ -1,5 +1,6 @@
 // Headroom and placement (billet-ledger.md §4.2): pure arithmetic over rows
-// the store read inside its write transaction.
+// the store read inside its write transaction (the fleet possibly from its
+// copy of the same generation, sql_ledger.h L6).
 //
 // Invariants:
 //   P1. A host's room is min over vCPU and memory of its free capacity and the
@@ -34,23 +35,32 @@ struct TierSpec {
   uint32_t reserved = 0;
 };
 
+// A host of the placeable fleet with the capacity it offers to leases.
 struct HostRoom {
   std::string name;
   std::string provider;
   std::string site;
   std::vector<std::string> guest_os_allowed;  // empty: every OS
-  int64_t free_vcpu = 0;
-  int64_t free_memory = 0;
-  int64_t free_macos = 0;
+  int64_t vcpu = 0;
+  int64_t memory = 0;
+  int64_t macos_slots = 0;
 };
 
+// One escrow's placement over a fleet it does not own: what it spends is
+// kept beside the hosts, so the fleet can be shared by every escrow that
+// read the same generation of it (sql_ledger.h L6).
 class Placer {
  public:
-  // `hosts` sorted by name; deploy_* < 0 means no ceiling.
-  Placer(std::vector<HostRoom> hosts, int64_t deploy_vcpu, int64_t deploy_memory, bool spread);
+  // `hosts` sorted by name in byte order; it must outlive the Placer.
+  // deploy_* < 0 means no ceiling.
+  Placer(const std::vector<HostRoom>& hosts, int64_t deploy_vcpu, int64_t deploy_memory, bool spread);
 
+  // Spends what open leases already hold on `host`; a host not in the
+  // fleet is ignored (its leases hold nobody's room).
+  void Charge(const std::string& host, int64_t vcpu, int64_t memory, int64_t macos_slots);
+  bool Contains(const std::string& host) const;
   // Places one instance of `tier`, spending its room; the host chosen (valid
-  // as long as the Placer), or null when no eligible host has room.
+  // as long as the fleet), or null when no eligible host has room.
   const HostRoom* Next(const TierSpec& tier);
   // Whether `host` may ever run `tier` (pin, site, provider, guest OS).
   static bool Eligible(const HostRoom& host, const TierSpec& tier);
@@ -58,9 +68,16 @@ class Placer {
   uint32_t Hold(const TierSpec& tier, uint32_t missing);
 
  private:
-  int64_t Room(const HostRoom& host, const TierSpec& tier) const;
+  struct Spent {
+    int64_t vcpu = 0;
+    int64_t memory = 0;
+    int64_t macos_slots = 0;
+  };
+  int64_t IndexOf(const std::string& host) const;  // -1 when absent
+  int64_t Room(size_t i, const TierSpec& tier) const;
 
-  std::vector<HostRoom> hosts_;
+  const std::vector<HostRoom>& hosts_;
+  std::vector<Spent> spent_;  // parallel to hosts_
   int64_t deploy_vcpu_;
   int64_t deploy_memory_;
   bool spread_;

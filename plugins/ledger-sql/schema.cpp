@@ -152,12 +152,24 @@ CREATE INDEX nodes_placement_idx ON nodes (name, provider, site, total_vcpu, tot
   WHERE live = 1 AND drained = 0 AND withdrawn = 0
 )sql";
 
+// A counter every write that moves a node into or out of the placeable
+// fleet bumps, so escrow can keep its copy of the fleet until it moves
+// (sql_ledger.h L6).
+constexpr const char* kV3 = R"sql(
+CREATE TABLE fleet (
+  id BIGINT PRIMARY KEY CHECK (id = 1),
+  generation BIGINT NOT NULL
+);
+INSERT INTO fleet (id, generation) VALUES (1, 0)
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "initial", kV1},
       {2, "placement index", kV2},
+      {3, "fleet generation", kV3},
   };
   return kMigrations;
 }

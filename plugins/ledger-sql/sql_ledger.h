@@ -15,6 +15,17 @@
 //       not "not found".
 //   L5. Verdicts are thrown as LedgerError; a database failure surfaces as a
 //       soci_error and becomes NP_UNAVAILABLE at the vtable.
+//   L6. Every write that changes a node row's place in the fleet (a
+//       registration, a node gone or withdrawn) bumps fleet.generation in
+//       the same transaction. Escrow reads the generation inside its write
+//       transaction and re-reads the placeable fleet only when it moved (or
+//       the catalogue changed); otherwise it places on its copy from the
+//       last read, which is exactly what the rows say, because no other
+//       writer can run meanwhile (L1). At ten thousand nodes the re-read
+//       was most of a launch's cost (docs/performance.md).
+//   L7. A write never does the engine's housekeeping: a dialect that has
+//       some (SQLite's WAL checkpoint) gets a Checkpointer, told of every
+//       commit, which does it on its own session (checkpointer.h).
 // Thread-safe: every public method may be called concurrently.
 #pragma once
 
@@ -29,6 +40,7 @@
 
 #include <soci/soci.h>
 
+#include "checkpointer.h"
 #include "dialect.h"
 #include "nodeplane/np_ledger_v1.h"
 #include "lease_rules.h"
@@ -214,7 +226,7 @@ class SqlLedger {
   class ReadLease;  // a reader session checked out of the pool
 
   int64_t Now() const;
-  Catalog CatalogSnapshot() const;
+  std::shared_ptr<const Catalog> CatalogSnapshot() const;
   template <typename F>
   auto Write(F&& body);
   template <typename F>
@@ -224,16 +236,25 @@ class SqlLedger {
   LeaseRow LoadFenced(soci::session& s, const std::string& id, int64_t epoch);
   void CheckPlacement(soci::session& s, const Catalog& cat, const LeaseRow& lease, const std::string& node);
   void Archive(soci::session& s, const LeaseRow& lease, int32_t outcome, int64_t now);
+  // The fleet escrow may place on, sorted by name, with `cat`'s node
+  // policies applied; re-read only when stale (L6). Caller holds write_mu_.
+  const std::vector<HostRoom>& PlaceableFleet(soci::session& s, const std::shared_ptr<const Catalog>& cat);
 
   const np_host_v1* host_;
   Options options_;
   mutable std::shared_mutex catalog_mu_;
-  Catalog catalog_;
+  std::shared_ptr<const Catalog> catalog_;  // replaced whole, never changed in place
   std::mutex write_mu_;
   std::unique_ptr<soci::session> writer_;
+  struct FleetCopy {
+    int64_t generation = -1;
+    std::shared_ptr<const Catalog> catalog;
+    std::vector<HostRoom> hosts;
+  } fleet_;  // guarded by write_mu_ (L6)
   std::mutex readers_mu_;
   std::condition_variable readers_cv_;
   std::vector<std::unique_ptr<soci::session>> idle_readers_;
+  std::unique_ptr<Checkpointer> checkpointer_;  // null when the dialect has no housekeeping (L7)
 };
 
 }  // namespace nodeplane::ledger

@@ -6,6 +6,13 @@
 #include "sql_ledger_internal.h"
 
 namespace nodeplane::ledger {
+namespace {
+
+// Commits between checkpoints: each writes a page or a few, so the log
+// stays well under a megabyte and each checkpoint copies little.
+constexpr uint64_t kCheckpointEvery = 100;
+
+}  // namespace
 
 std::string NewHexId() {
   unsigned char bytes[16];
@@ -19,7 +26,8 @@ std::string NewHexId() {
   return out;
 }
 
-SqlLedger::SqlLedger(const np_host_v1* host, Options options) : host_(host), options_(std::move(options)) {
+SqlLedger::SqlLedger(const np_host_v1* host, Options options)
+    : host_(host), options_(std::move(options)), catalog_(std::make_shared<const Catalog>()) {
   const Dialect& d = options_.dialect;
   writer_ = std::make_unique<soci::session>(d.soci_backend, options_.connection);
   for (const std::string& stmt : d.writer_setup) *writer_ << stmt;
@@ -32,6 +40,7 @@ SqlLedger::SqlLedger(const np_host_v1* host, Options options) : host_(host), opt
     for (const std::string& stmt : d.reader_setup) *r << stmt;
     idle_readers_.push_back(std::move(r));
   }
+  if (!d.checkpoint.empty()) checkpointer_ = std::make_unique<Checkpointer>(d, options_.connection, kCheckpointEvery);
 }
 
 SqlLedger::~SqlLedger() = default;
@@ -39,11 +48,12 @@ SqlLedger::~SqlLedger() = default;
 int64_t SqlLedger::Now() const { return host_->wall_clock_ns(host_->ctx); }
 
 void SqlLedger::SetCatalog(Catalog catalog) {
+  auto next = std::make_shared<const Catalog>(std::move(catalog));
   std::unique_lock lock(catalog_mu_);
-  catalog_ = std::move(catalog);
+  catalog_ = std::move(next);
 }
 
-Catalog SqlLedger::CatalogSnapshot() const {
+std::shared_ptr<const Catalog> SqlLedger::CatalogSnapshot() const {
   std::shared_lock lock(catalog_mu_);
   return catalog_;
 }

@@ -1,6 +1,7 @@
 // Shared by the sql_ledger_*.cpp files: transactions, and reading rows.
 #pragma once
 
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,13 @@ auto InTransaction(soci::session& s, const std::vector<std::string>& setup, cons
 template <typename F>
 auto SqlLedger::Write(F&& body) {
   std::lock_guard lock(write_mu_);
+  struct Committed {  // told only when the transaction did not throw
+    Checkpointer* checkpointer;
+    int exceptions = std::uncaught_exceptions();
+    ~Committed() {
+      if (checkpointer != nullptr && std::uncaught_exceptions() == exceptions) checkpointer->Committed();
+    }
+  } committed{checkpointer_.get()};
   return InTransaction(*writer_, options_.dialect.writer_setup, options_.dialect.begin_write,
                        options_.dialect.write_lock, std::forward<F>(body));
 }

@@ -27,9 +27,48 @@ void CheckAdmissionOpen(soci::session& s) {
 
 }  // namespace
 
+const std::vector<HostRoom>& SqlLedger::PlaceableFleet(soci::session& s, const std::shared_ptr<const Catalog>& cat) {
+  long long generation = 0;
+  s << "SELECT generation FROM fleet WHERE id = 1", soci::into(generation);
+  if (!s.got_data()) Fail(NP_INTERNAL, "the ledger's fleet generation row is missing");
+  if (generation == fleet_.generation && cat == fleet_.catalog) return fleet_.hosts;
+  fleet_ = {};  // a read that fails half way leaves no copy behind
+  std::vector<HostRoom> hosts;
+  constexpr size_t kBatch = 1024;
+  std::vector<std::string> name(kBatch), provider(kBatch), site(kBatch);
+  std::vector<long long> vcpu(kBatch), memory(kBatch);
+  soci::statement st = (s.prepare << "SELECT name, provider, site, total_vcpu, total_memory FROM nodes "
+                                     "WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
+                        soci::into(name), soci::into(provider), soci::into(site), soci::into(vcpu), soci::into(memory));
+  st.execute();
+  while (st.fetch()) {
+    for (size_t i = 0; i < name.size(); ++i) {
+      HostRoom h{std::move(name[i]), std::move(provider[i]), std::move(site[i]), {}, vcpu[i], memory[i],
+                 kDefaultMacOSVMLimit};
+      if (auto p = cat->nodes.find(h.name); p != cat->nodes.end()) {
+        h.guest_os_allowed = p->second.guest_os;
+        h.macos_slots = p->second.macos_vm_limit;
+        if (p->second.max_vcpu > 0) h.vcpu = std::min<int64_t>(h.vcpu, p->second.max_vcpu);
+        if (p->second.max_memory > 0) h.memory = std::min<int64_t>(h.memory, p->second.max_memory);
+      }
+      hosts.push_back(std::move(h));
+    }
+    for (auto* v : {&name, &provider, &site}) v->resize(kBatch);
+    vcpu.resize(kBatch);
+    memory.resize(kBatch);
+  }
+  // The store's ORDER BY may follow a locale (PostgreSQL); the Placer's
+  // search and tie-break need byte order.
+  auto by_name = [](const HostRoom& a, const HostRoom& b) { return a.name < b.name; };
+  if (!std::is_sorted(hosts.begin(), hosts.end(), by_name)) std::sort(hosts.begin(), hosts.end(), by_name);
+  fleet_ = {generation, cat, std::move(hosts)};
+  return fleet_.hosts;
+}
+
 std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t want) {
   if (want < 0) Fail(NP_INVALID, "escrow wants " + std::to_string(want) + " leases; the count cannot be negative");
-  Catalog cat = CatalogSnapshot();
+  const auto catalog = CatalogSnapshot();
+  const Catalog& cat = *catalog;
   auto tier_it = cat.tiers.find(tier_label);
   if (tier_it == cat.tiers.end()) Fail(NP_UNKNOWN_TIER, "tier \"" + tier_label + "\" is not in the catalogue");
   const TierSpec& tier = tier_it->second;
@@ -39,66 +78,29 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
     if (want == 0) return made;
     const int64_t now = Now();
 
-    // The fleet that may take new work, with what is charged to each host.
-    // Every escrow reads the whole fleet (placement must see all of it), so
-    // the rows come in batches and are found again by binary search over
-    // the name order, not through a map: at ten thousand nodes this scan is
-    // most of a launch's cost (docs/performance.md).
-    std::vector<HostRoom> hosts;
-    {
-      constexpr size_t kBatch = 1024;
-      std::vector<std::string> name(kBatch), provider(kBatch), site(kBatch);
-      std::vector<long long> vcpu(kBatch), memory(kBatch);
-      soci::statement st = (s.prepare << "SELECT name, provider, site, total_vcpu, total_memory FROM nodes "
-                                         "WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
-                            soci::into(name), soci::into(provider), soci::into(site), soci::into(vcpu),
-                            soci::into(memory));
-      st.execute();
-      while (st.fetch()) {
-        for (size_t i = 0; i < name.size(); ++i) {
-          HostRoom h{std::move(name[i]), std::move(provider[i]), std::move(site[i]), {}, vcpu[i], memory[i],
-                     kDefaultMacOSVMLimit};
-          if (auto p = cat.nodes.find(h.name); p != cat.nodes.end()) {
-            h.guest_os_allowed = p->second.guest_os;
-            h.free_macos = p->second.macos_vm_limit;
-            if (p->second.max_vcpu > 0) h.free_vcpu = std::min<int64_t>(h.free_vcpu, p->second.max_vcpu);
-            if (p->second.max_memory > 0) h.free_memory = std::min<int64_t>(h.free_memory, p->second.max_memory);
-          }
-          hosts.push_back(std::move(h));
-        }
-        for (auto* v : {&name, &provider, &site}) v->resize(kBatch);
-        vcpu.resize(kBatch);
-        memory.resize(kBatch);
-      }
-    }
-    // The store's ORDER BY may follow a locale (PostgreSQL); the search and
-    // the Placer's tie-break need byte order.
-    auto by_name = [](const HostRoom& a, const HostRoom& b) { return a.name < b.name; };
-    if (!std::is_sorted(hosts.begin(), hosts.end(), by_name)) std::sort(hosts.begin(), hosts.end(), by_name);
-    auto find_host = [&hosts](const std::string& name) -> HostRoom* {
-      auto it = std::lower_bound(hosts.begin(), hosts.end(), name,
-                                 [](const HostRoom& h, const std::string& n) { return h.name < n; });
-      return it != hosts.end() && it->name == name ? &*it : nullptr;
+    // The fleet that may take new work, less what open leases hold on it.
+    struct Held {
+      std::string host;
+      long long vcpu = 0, memory = 0, macos_slots = 0;
     };
+    std::vector<Held> held;
     long long used_vcpu = 0, used_memory = 0;
     {
-      std::string host;
-      long long v = 0, m = 0, mac = 0;
+      Held h;
       soci::statement st = (s.prepare << std::string("SELECT ") + kChargedNode +
                                              " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " +
                                              kOpen + " GROUP BY " + kChargedNode,
-                            soci::into(host), soci::into(v), soci::into(m), soci::into(mac));
+                            soci::into(h.host), soci::into(h.vcpu), soci::into(h.memory), soci::into(h.macos_slots));
       st.execute();
       while (st.fetch()) {
-        used_vcpu += v;
-        used_memory += m;
-        if (HostRoom* h = find_host(host)) {
-          h->free_vcpu -= v;
-          h->free_memory -= m;
-          h->free_macos -= mac;
-        }
+        used_vcpu += h.vcpu;
+        used_memory += h.memory;
+        held.push_back(h);
       }
     }
+    Placer placer(PlaceableFleet(s, catalog), cat.max_vcpu > 0 ? std::max<int64_t>(0, cat.max_vcpu - used_vcpu) : -1,
+                  cat.max_memory > 0 ? std::max<int64_t>(0, cat.max_memory - used_memory) : -1, cat.spread);
+    for (const Held& h : held) placer.Charge(h.host, h.vcpu, h.memory, h.macos_slots);
     // Open leases per tier: all of them (for max_concurrent), and those that
     // still stand for real capacity (for floors: unplaced, or on a live host).
     std::map<std::string, long long> open_all, open_floor;
@@ -109,12 +111,9 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
       st.execute();
       while (st.fetch()) {
         open_all[t]++;
-        if (host.empty() || find_host(host) != nullptr) open_floor[t]++;
+        if (host.empty() || placer.Contains(host)) open_floor[t]++;
       }
     }
-    int64_t deploy_vcpu = cat.max_vcpu > 0 ? std::max<int64_t>(0, cat.max_vcpu - used_vcpu) : -1;
-    int64_t deploy_memory = cat.max_memory > 0 ? std::max<int64_t>(0, cat.max_memory - used_memory) : -1;
-    Placer placer(std::move(hosts), deploy_vcpu, deploy_memory, cat.spread);
     for (const auto& [label, other] : cat.tiers) {  // label order (P4)
       if (label == tier.label || other.reserved == 0) continue;
       long long missing = static_cast<long long>(other.reserved) - open_floor[label];
@@ -152,7 +151,7 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
 }
 
 void SqlLedger::Assign(const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id) {
-  const int64_t ttl = CatalogSnapshot().lease_ttl_ns;
+  const int64_t ttl = CatalogSnapshot()->lease_ttl_ns;
   Write([&](soci::session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     if (l.phase == "assigned") {
@@ -179,7 +178,8 @@ void SqlLedger::Assign(const std::string& id, int64_t epoch, int64_t run_id, int
 
 void SqlLedger::Bind(const std::string& id, int64_t epoch, const std::string& node, const std::string& incarnation) {
   if (node.empty()) Fail(NP_INVALID, "bind needs a node name");
-  Catalog cat = CatalogSnapshot();
+  const auto catalog = CatalogSnapshot();
+  const Catalog& cat = *catalog;
   Write([&](soci::session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     if (!l.target_node.empty() && l.target_node != node) {
@@ -205,7 +205,8 @@ void SqlLedger::Bind(const std::string& id, int64_t epoch, const std::string& no
 void SqlLedger::Advance(const std::string& id, int64_t epoch, int32_t to, const std::string& incarnation) {
   if (PhaseName(to)[0] == '\0') Fail(NP_INVALID, "unknown phase " + std::to_string(to));
   if (to == NP_PHASE_QUARANTINE) Fail(NP_BAD_TRANSITION, "only the reaper moves a lease to quarantine");
-  Catalog cat = CatalogSnapshot();
+  const auto catalog = CatalogSnapshot();
+  const Catalog& cat = *catalog;
   Write([&](soci::session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     const int32_t from = *PhaseFromName(l.phase);
@@ -239,7 +240,7 @@ void SqlLedger::Advance(const std::string& id, int64_t epoch, int32_t to, const 
 }
 
 void SqlLedger::Heartbeat(const std::string& id, int64_t epoch) {
-  const int64_t ttl = CatalogSnapshot().lease_ttl_ns;
+  const int64_t ttl = CatalogSnapshot()->lease_ttl_ns;
   Write([&](soci::session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     if (l.force_release != 0) {

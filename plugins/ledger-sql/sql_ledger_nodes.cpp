@@ -6,6 +6,12 @@
 #include "sql_ledger_internal.h"
 
 namespace nodeplane::ledger {
+namespace {
+
+// Every node write that may change the placeable fleet ends here (L6).
+void FleetChanged(soci::session& s) { Exec(s, "UPDATE fleet SET generation = generation + 1 WHERE id = 1"); }
+
+}  // namespace
 
 int64_t SqlLedger::RegisterNode(const Registration& reg) {
   if (reg.name.empty()) Fail(NP_INVALID, "a registration needs a node name");
@@ -13,7 +19,8 @@ int64_t SqlLedger::RegisterNode(const Registration& reg) {
   if (reg.total_vcpu <= 0 || reg.total_memory <= 0) {
     Fail(NP_INVALID, "node " + reg.name + " contributes no capacity (vCPU and memory must be positive)");
   }
-  Catalog cat = CatalogSnapshot();
+  const auto catalog = CatalogSnapshot();
+  const Catalog& cat = *catalog;
   if (auto p = cat.nodes.find(reg.name); p != cat.nodes.end() && !p->second.provider.empty() &&
                                          p->second.provider != reg.provider) {
     Fail(NP_WRONG_PROVIDER, "node " + reg.name + " claims provider " + reg.provider + ", but the deployment declares " +
@@ -56,13 +63,16 @@ int64_t SqlLedger::RegisterNode(const Registration& reg) {
          "total_memory = excluded.total_memory, last_seen_at = excluded.last_seen_at, live = 1, drained = 0, "
          "withdrawn = 0, wire_version = excluded.wire_version, node_release = excluded.node_release",
          reg.name, reg.provider, reg.site, reg.incarnation, epoch, vcpu, memory, now, wire, reg.release);
+    FleetChanged(s);
     return static_cast<int64_t>(epoch);
   });
 }
 
 void SqlLedger::NodeGone(const std::string& node, int64_t epoch) {
   Write([&](soci::session& s) {
-    Exec(s, "UPDATE nodes SET live = 0 WHERE name = :n AND epoch = :e", node, static_cast<long long>(epoch));
+    if (Exec(s, "UPDATE nodes SET live = 0 WHERE name = :n AND epoch = :e", node, static_cast<long long>(epoch)) > 0) {
+      FleetChanged(s);
+    }
   });
 }
 
@@ -76,11 +86,15 @@ void SqlLedger::NodeWithdrawn(const std::string& node, int64_t epoch, const std:
       Fail(NP_WITHDRAWAL_STALE, "node " + node + " at epoch " + std::to_string(epoch) +
                                     " is not the registered process; its withdrawal changes nothing");
     }
+    FleetChanged(s);
   });
 }
 
 void SqlLedger::ForgetEveryNode() {
-  Write([&](soci::session& s) { Exec(s, "UPDATE nodes SET live = 0"); });
+  Write([&](soci::session& s) {
+    Exec(s, "UPDATE nodes SET live = 0");
+    FleetChanged(s);
+  });
 }
 
 int64_t SqlLedger::BumpDispatch(const std::string& node) {

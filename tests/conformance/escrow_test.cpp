@@ -142,6 +142,47 @@ TEST_F(EscrowTest, C13_AHostThatIsGoneStopsCounting) {
   EXPECT_EQ(Escrow("small", 1).size(), 1u);
 }
 
+// A store may keep what it read of the fleet between escrows (the SQL
+// stores do, sql_ledger.h L6); a node that another control plane on the same
+// ledger saw go, come back or arrive must still count at the next escrow.
+TEST_F(EscrowTest, AFleetChangedByAnotherProcessReachesTheNextEscrow) {
+  int64_t e = Register("a", "docker", 2, 4 * kGiB);  // room for one small
+  auto other = OpenAnother();
+  ASSERT_NE(other, nullptr);
+  auto registration = [](const std::string& name, int64_t vcpu, int64_t memory) {
+    ports::NodeRegistration r;
+    r.name = name;
+    r.provider = "docker";
+    r.incarnation = std::string(32, 'b');
+    r.total_vcpu = vcpu;
+    r.total_memory = memory;
+    r.wire_version = 1;
+    return r;
+  };
+  EXPECT_EQ(EscrowOne("small").target_node, "a");
+  ASSERT_OK(other->NodeGone("a", e));
+  ASSERT_TRUE(other->RegisterNode(registration("b", 4, 8 * kGiB)).ok());  // room for two
+  EXPECT_EQ(EscrowOne("small").target_node, "b");
+  ASSERT_OK(other->ForgetEveryNode());
+  EXPECT_EQ(Escrow("small", 5).size(), 0u);
+  ASSERT_TRUE(other->RegisterNode(registration("a", 8, 32 * kGiB)).ok());
+  EXPECT_EQ(Escrow("small", 5).size(), 3u);  // a's 8 vCPU less the 2 it holds (C13: a lease stays charged)
+}
+
+// The catalogue's node policies bind the next escrow, however recently the
+// store read the fleet.
+TEST_F(EscrowTest, ANodePolicyChangeBindsTheNextEscrow) {
+  Register("a", "docker", 8, 64 * kGiB);
+  EXPECT_EQ(EscrowOne("small").target_node, "a");
+  ports::Catalog c = DefaultCatalog();
+  ports::NodePolicy a;
+  a.name = "a";
+  a.max_vcpu = 4;
+  c.nodes.push_back(a);
+  UseCatalog(c);
+  EXPECT_EQ(Escrow("small", 5).size(), 1u);  // 4 vCPU, 2 already held
+}
+
 // C14
 TEST_F(EscrowTest, C14_ThePreferredBackendIsChosenAndPolicyNeverOverrulesIt) {
   for (bool spread : {false, true}) {

@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <condition_variable>
+#include <cstdlib>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -174,6 +178,58 @@ TEST(HttpServer, StopsWithARequestParkedAndIgnoresALateAnswer) {
   bool closed = false;
   EXPECT_EQ(c.ReadUntilClose(&closed), "");
   EXPECT_TRUE(closed);
+}
+
+// Design note (4): with no descriptor to accept into, the listener counts
+// the failure and tries again after a pause; it takes the connection once a
+// descriptor is free, and Stop() returns even while it is failing (a close
+// landing between two accepts once left the loop spinning on a closed
+// acceptor, and Stop() waiting for it forever).
+TEST(HttpServer, OutOfDescriptorsItPausesResumesAndStillStops) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  HttpServer server(Loopback(), handler, log);
+  ASSERT_TRUE(server.Start().ok());
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  struct Restore {
+    rlimit limit;
+    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
+  } restore{saved};
+  // A socket takes the lowest free descriptor, so with the limit just above
+  // it the process has none left for the server's accept.
+  auto connect_with_no_descriptor_left = [&]() -> int {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    rlimit tight{static_cast<rlim_t>(fd) + 1, saved.rlim_max};
+    EXPECT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(server.port());
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);  // the kernel's backlog takes it
+    return fd;
+  };
+  auto wait_for_failures = [&](uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (server.accept_failures() < n && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return server.accept_failures() >= n;
+  };
+
+  int first = connect_with_no_descriptor_left();
+  ASSERT_TRUE(wait_for_failures(2));  // failed, paused, failed again
+  EXPECT_EQ(server.open_connections(), 0u);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  WaitForOpenConnections(server, 1);  // the next try takes it
+
+  int second = connect_with_no_descriptor_left();
+  ASSERT_TRUE(wait_for_failures(server.accept_failures() + 1));
+  auto stopped = std::async(std::launch::async, [&] { server.Stop(); });
+  if (stopped.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "Stop() did not return while accepts were failing";
+    std::abort();  // the stuck thread cannot be joined
+  }
+  ::close(first);
+  ::close(second);
 }
 
 TEST(HttpServer, ReportsAnAddressItCannotBind) {

@@ -1,11 +1,14 @@
 // What the SQLite store promises beyond the ledger contract: its schema
-// guards (M1, M2 in plugins/ledger-sql/schema.h) and its file.
+// guards (M1, M2 in plugins/ledger-sql/schema.h), its file, and its
+// checkpoints beside the writer (L7 in plugins/ledger-sql/sql_ledger.h).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "loader/host_services.h"
 #include "loader/ledger_adapter.h"
@@ -78,6 +81,34 @@ TEST_F(SqliteLedgerTest, AnEditedMigrationIsRefused) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("schema migration 1 (initial) differs"), std::string::npos)
       << refused.status().message();
+}
+
+// L7: the WAL is copied back into the database by the Checkpointer, long
+// before the writer's own fallback mark (4000 pages) would make a commit do
+// it. Until a checkpoint, every change lives in the -wal file and the
+// database file keeps its size.
+TEST_F(SqliteLedgerTest, TheLogIsCheckpointedBesideTheWriter) {
+  auto ledger = Open();
+  ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
+  const std::string db = dir_ + "/ledger.db";
+  const auto before = std::filesystem::file_size(db);
+  for (int i = 0; i < 300; ++i) {  // a few hundred pages of WAL, far below the fallback mark
+    ports::NodeRegistration r;
+    r.name = "node-" + std::to_string(i);
+    r.provider = "docker";
+    r.incarnation = std::string(32, 'a');
+    r.total_vcpu = 8;
+    r.total_memory = 1LL << 34;
+    r.wire_version = 1;
+    ASSERT_TRUE((*ledger)->RegisterNode(r).ok());
+  }
+  // The checkpoint runs on its own thread after the 100th commit: wait for
+  // the database file to take the pages (observed, not timed).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::filesystem::file_size(db) == before && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GT(std::filesystem::file_size(db), before) << "no checkpoint reached the database file";
 }
 
 TEST_F(SqliteLedgerTest, AnUnwritableLocationIsAnOutage) {

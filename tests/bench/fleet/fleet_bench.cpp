@@ -57,6 +57,14 @@ int64_t NowNs() {
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// This process's CPU time (user and system), every thread.
+double SelfCpuSeconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 double Percentile(std::vector<double> v, double p) {
@@ -184,6 +192,8 @@ int Run(const Args& a) {
   // job_ms, heartbeating at TTL/3.
   std::vector<double> latency;
   int refused = 0;
+  const double dispatch_cpu0 = cp.CpuSeconds(), self_cpu0 = SelfCpuSeconds();
+  const auto dispatch_start = Clock::now();
   for (int i = 1; i <= a.launches; ++i) {
     const auto start = Clock::now();
     const std::string answer =
@@ -195,10 +205,14 @@ int Run(const Args& a) {
     }
     latency.push_back(std::chrono::duration<double, std::milli>(*got - start).count());
   }
+  const double dispatch_seconds = Seconds(Clock::now() - dispatch_start);
   std::printf("dispatch (%zu launches, %d refused, %d connections): p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max "
               "%.2f ms\n",
               latency.size(), refused, fleet->connected(), Percentile(latency, 0.5), Percentile(latency, 0.9),
               Percentile(latency, 0.99), latency.empty() ? 0 : *std::max_element(latency.begin(), latency.end()));
+  std::printf("dispatch load: %.0f launches/s; CPU nodeplaned %.0f%%, generator %.0f%% (of one core; 2 cores in all)\n",
+              a.launches / dispatch_seconds, (cp.CpuSeconds() - dispatch_cpu0) / dispatch_seconds * 100,
+              (SelfCpuSeconds() - self_cpu0) / dispatch_seconds * 100);
   fleet->AwaitState([&] { return fleet->held() == 0; }, std::chrono::milliseconds(a.job_ms) + 30s);
 
   // 4. Restart: SIGKILL and start again; every node reconnects with its

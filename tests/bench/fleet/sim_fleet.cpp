@@ -30,6 +30,18 @@ using tcp = asio::ip::tcp;
 using asio::use_awaitable;
 using namespace std::chrono_literals;
 
+// One TLS connection of a node; counted while open.
+struct SimFleet::Conn {
+  beast::ssl_stream<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+  std::atomic<int>* counter = nullptr;
+  Conn(const asio::any_io_executor& ex, asio::ssl::context& ctx) : stream(ex, ctx) {}
+  ~Conn() {
+    if (counter != nullptr) --*counter;
+  }
+};
+using Conn = SimFleet::Conn;
+
 struct SimFleet::Node {
   std::string name, incarnation;
   X509* cert = nullptr;
@@ -38,6 +50,9 @@ struct SimFleet::Node {
   int round_seen = -1;
   std::chrono::seconds ttl{90}, poll{50};
   std::set<std::string> running;  // leases held
+  // Open connections no job is using: a node keeps its lease connection
+  // alive between jobs, as nodeplane-node's heartbeat client does.
+  std::vector<std::unique_ptr<Conn>> spare;
   ~Node() {
     X509_free(cert);
     EVP_PKEY_free(key);
@@ -66,17 +81,6 @@ struct SimFleet::Impl {
 };
 
 namespace {
-
-// One TLS connection of a node; counted while open.
-struct Conn {
-  beast::ssl_stream<beast::tcp_stream> stream;
-  beast::flat_buffer buffer;
-  std::atomic<int>* counter = nullptr;
-  Conn(const asio::any_io_executor& ex, asio::ssl::context& ctx) : stream(ex, ctx) {}
-  ~Conn() {
-    if (counter != nullptr) --*counter;
-  }
-};
 
 struct Reply {
   int status = 0;
@@ -132,13 +136,20 @@ std::string RegisterBody(const SimFleet::Impl& im, const SimFleet::Node& n) {
   return wire::Encode(q);
 }
 
-// A launched job: heartbeats at TTL/3 on a connection of its own while the
-// node's first connection goes back to polling, then the release.
+// A launched job: heartbeats at TTL/3 on a lease connection while the
+// node's first connection goes back to polling, then the release. The lease
+// connection is kept for the node's next job; one the server has closed
+// meanwhile (idle past its header timeout) is replaced at once.
 asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease lease) {
   const std::string base = "/v1/nodes/" + n.name + "/leases/" + lease.id;
   const auto end = Clock::now() + im.o.job_duration;
   asio::steady_timer timer(co_await asio::this_coro::executor);
   std::unique_ptr<Conn> c;
+  bool reused = !n.spare.empty();
+  if (reused) {
+    c = std::move(n.spare.back());
+    n.spare.pop_back();
+  }
   bool released = false;
   ++im.held;
   while (!released && !im.stopping) {
@@ -158,6 +169,11 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
       failed = true;
       c.reset();
     }
+    if (failed && reused) {
+      reused = false;
+      continue;
+    }
+    reused = false;
     if (failed) ++im.failures;
     if (!released) {
       timer.expires_after(std::min<Clock::duration>(n.ttl / 3, std::max<Clock::duration>(end - Clock::now(), 0s)));
@@ -165,6 +181,7 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
     }
   }
   n.running.erase(lease.id);
+  if (c && !im.stopping) n.spare.push_back(std::move(c));
   --im.held;
   im.Changed();
 }
@@ -327,6 +344,7 @@ void SimFleet::Stop() {
   impl_->ioc.stop();
   for (std::thread& t : impl_->threads) t.join();
   impl_->threads.clear();
+  for (auto& n : impl_->nodes) n->spare.clear();
 }
 
 size_t SimFleet::size() const { return impl_->nodes.size(); }

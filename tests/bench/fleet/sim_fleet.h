@@ -59,6 +59,7 @@ class SimFleet {
   // When the launch for `request_id` reached its node; waits up to `limit`.
   std::optional<Clock::time_point> AwaitLaunch(int64_t request_id, std::chrono::milliseconds limit);
 
+  struct Conn;
   struct Node;
   struct Impl;
 

@@ -1,0 +1,49 @@
+#include "checkpointer.h"
+
+#include <chrono>
+
+namespace nodeplane::ledger {
+namespace {
+
+std::unique_ptr<soci::session> OpenSession(const Dialect& dialect, const std::string& connection) {
+  auto s = std::make_unique<soci::session>(dialect.soci_backend, connection);
+  for (const std::string& stmt : dialect.writer_setup) *s << stmt;
+  return s;
+}
+
+}  // namespace
+
+Checkpointer::Checkpointer(const Dialect& dialect, const std::string& connection, uint64_t every)
+    : statement_(dialect.checkpoint),
+      every_(every),
+      session_(OpenSession(dialect, connection)),
+      thread_([this](std::stop_token stop) { Run(stop); }) {}
+
+Checkpointer::~Checkpointer() {
+  thread_.request_stop();
+  cv_.notify_all();
+}
+
+void Checkpointer::Committed() {
+  std::lock_guard lock(mu_);
+  if (++pending_ == every_) cv_.notify_all();
+}
+
+void Checkpointer::Run(std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  while (!stop.stop_requested()) {
+    cv_.wait_for(lock, stop, std::chrono::seconds(1), [&] { return pending_ >= every_; });
+    if (stop.stop_requested()) return;
+    if (pending_ == 0) continue;
+    pending_ = 0;
+    lock.unlock();
+    try {
+      *session_ << statement_;
+    } catch (const std::exception&) {
+      // Busy or away: the next occasion tries again (see the header).
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace nodeplane::ledger
