@@ -26,6 +26,11 @@
 //   L7. A write never does the engine's housekeeping: a dialect that has
 //       some (SQLite's WAL checkpoint) gets a Checkpointer, told of every
 //       commit, which does it on its own session (checkpointer.h).
+//   L8. Writes that queue while a transaction commits share the next one,
+//       each in a savepoint of its own (group commit, group_commit.h): under
+//       load one commit, so one fdatasync, serves many writes, and the order
+//       and isolation of L1 are unchanged. A transaction that rolls back
+//       drops the fleet copy (L6), which may have been read inside it.
 // Thread-safe: every public method may be called concurrently.
 #pragma once
 
@@ -42,6 +47,7 @@
 
 #include "checkpointer.h"
 #include "dialect.h"
+#include "group_commit.h"
 #include "nodeplane/np_ledger_v1.h"
 #include "lease_rules.h"
 #include "placement.h"
@@ -255,6 +261,7 @@ class SqlLedger {
   std::condition_variable readers_cv_;
   std::vector<std::unique_ptr<soci::session>> idle_readers_;
   std::unique_ptr<Checkpointer> checkpointer_;  // null when the dialect has no housekeeping (L7)
+  std::unique_ptr<GroupCommit> writes_;         // every Write() (L8); last, so it goes first
 };
 
 }  // namespace nodeplane::ledger

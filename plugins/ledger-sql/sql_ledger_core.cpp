@@ -41,6 +41,12 @@ SqlLedger::SqlLedger(const np_host_v1* host, Options options)
     idle_readers_.push_back(std::move(r));
   }
   if (!d.checkpoint.empty()) checkpointer_ = std::make_unique<Checkpointer>(d, options_.connection, kCheckpointEvery);
+  writes_ = std::make_unique<GroupCommit>(
+      options_.dialect, *writer_, write_mu_,
+      [this] {
+        if (checkpointer_) checkpointer_->Committed();
+      },
+      [this] { fleet_ = {}; });
 }
 
 SqlLedger::~SqlLedger() = default;

@@ -1,8 +1,9 @@
 // Shared by the sql_ledger_*.cpp files: transactions, and reading rows.
 #pragma once
 
-#include <exception>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ledger_error.h"
@@ -85,19 +86,18 @@ auto InTransaction(soci::session& s, const std::vector<std::string>& setup, cons
   }
 }
 
-// A write transaction on the one writer session (L1).
+// A write transaction on the one writer session (L1), shared with the
+// writes that queued beside it (L8, group_commit.h).
 template <typename F>
 auto SqlLedger::Write(F&& body) {
-  std::lock_guard lock(write_mu_);
-  struct Committed {  // told only when the transaction did not throw
-    Checkpointer* checkpointer;
-    int exceptions = std::uncaught_exceptions();
-    ~Committed() {
-      if (checkpointer != nullptr && std::uncaught_exceptions() == exceptions) checkpointer->Committed();
-    }
-  } committed{checkpointer_.get()};
-  return InTransaction(*writer_, options_.dialect.writer_setup, options_.dialect.begin_write,
-                       options_.dialect.write_lock, std::forward<F>(body));
+  using R = std::invoke_result_t<F&, soci::session&>;
+  if constexpr (std::is_void_v<R>) {
+    writes_->Run([&](soci::session& s) { body(s); });
+  } else {
+    std::optional<R> result;
+    writes_->Run([&](soci::session& s) { result.emplace(body(s)); });
+    return std::move(*result);
+  }
 }
 
 class SqlLedger::ReadLease {

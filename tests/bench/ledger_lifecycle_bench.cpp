@@ -3,6 +3,7 @@
 // kind of file.
 //
 //   ledger-lifecycle-bench --plugin PATH/ledger-sqlite.so [--iterations N] [--only abi|inline|direct]
+//                          [--threads N]
 //   ledger-lifecycle-bench --plugin PATH/ledger-postgres.so --config '{"dsn": "...", "schema": "{run}"}'
 //
 // --config is the plugin instance's config; "{run}" in it becomes the run's
@@ -17,15 +18,23 @@
 // and placement included), each operation in its own BEGIN IMMEDIATE. A third
 // run calls the vtable on the caller's thread, separating the ABI and the
 // store's C++ from the adapter's thread-pool hop.
+//
+// --threads N runs the adapter's lifecycles from N threads at once (the
+// host's callers: wire workers, the admin socket, the reaper), which is
+// where group commit (plugins/ledger-sql/group_commit.h) shares commits.
 #include <libpq-fe.h>
 #include <soci/soci.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "loader/host_services.h"
 #include "loader/ledger_adapter.h"
@@ -56,7 +65,7 @@ std::string ConfigFor(const std::string& run) {
 }
 
 // Through the ABI: the host's adapter over the plugin.
-int RunAbi(const std::string& plugin, const std::string& dir, int iterations, double& per_second) {
+int RunAbi(const std::string& plugin, const std::string& dir, int iterations, int threads, double& per_second) {
   Logger log(LogLevel::kError);
   loader::HostServices host(log, dir);
   auto lib = loader::PluginLibrary::Open(plugin, "", host.c());
@@ -70,19 +79,33 @@ int RunAbi(const std::string& plugin, const std::string& dir, int iterations, do
   ports::NodeRegistration reg{"n1", "docker", "", std::string(32, 'a'), "", 1'000'000, 1'000'000 * kGiB, 1};
   if (auto e = (*ledger)->RegisterNode(reg); !e.ok()) return Fail(e.status().ToString());
   auto& l = **ledger;
+  std::atomic<bool> failed{false};
+  auto lifecycles = [&](int n) {
+    for (int i = 0; i < n && !failed; ++i) {
+      auto leases = l.Escrow("small", 1);
+      if (!leases.ok() || leases->size() != 1) {
+        failed = true;
+        return (void)Fail("escrow failed");
+      }
+      const std::string& id = leases->front().id;
+      Status s = l.Bind(id, 0, "n1", "");
+      if (s.ok()) s = l.Advance(id, 0, ports::Phase::kAssigned, "");
+      if (s.ok()) s = l.Advance(id, 0, ports::Phase::kLaunching, "");
+      if (s.ok()) s = l.Heartbeat(id, 0);
+      if (s.ok()) s = l.Release(id, 0, ports::Phase::kDone);
+      if (!s.ok()) {
+        failed = true;
+        return (void)Fail(s.ToString());
+      }
+    }
+  };
   auto start = Clock::now();
-  for (int i = 0; i < iterations; ++i) {
-    auto leases = l.Escrow("small", 1);
-    if (!leases.ok() || leases->size() != 1) return Fail("escrow failed");
-    const std::string& id = leases->front().id;
-    Status s = l.Bind(id, 0, "n1", "");
-    if (s.ok()) s = l.Advance(id, 0, ports::Phase::kAssigned, "");
-    if (s.ok()) s = l.Advance(id, 0, ports::Phase::kLaunching, "");
-    if (s.ok()) s = l.Heartbeat(id, 0);
-    if (s.ok()) s = l.Release(id, 0, ports::Phase::kDone);
-    if (!s.ok()) return Fail(s.ToString());
+  {
+    std::vector<std::jthread> callers;
+    for (int t = 0; t < threads; ++t) callers.emplace_back(lifecycles, iterations / threads);
   }
-  per_second = iterations / Seconds(start);
+  if (failed) return 1;
+  per_second = (iterations / threads) * threads / Seconds(start);
   return 0;
 }
 
@@ -316,11 +339,12 @@ int RunDirectPostgres(const std::string& plugin, const std::string& dir, const s
 
 int main(int argc, char** argv) {
   std::string plugin, only;
-  int iterations = 2000;
+  int iterations = 2000, threads = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--plugin") == 0 && i + 1 < argc) plugin = std::filesystem::absolute(argv[++i]);
     else if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) g_config = argv[++i];
     else return Fail(std::string("unknown argument ") + argv[i]);
   }
@@ -329,7 +353,7 @@ int main(int argc, char** argv) {
   if (mkdtemp(tmpl.data()) == nullptr) return Fail("cannot make a temporary directory");
   double abi = 0, inline_abi = 0, direct = 0;
   if (only.empty() || only == "abi") {
-    if (int rc = RunAbi(plugin, tmpl, iterations, abi); rc != 0) return rc;
+    if (int rc = RunAbi(plugin, tmpl, iterations, threads, abi); rc != 0) return rc;
   }
   if (only.empty() || only == "inline") {
     if (int rc = RunAbiInline(plugin, tmpl, iterations, inline_abi); rc != 0) return rc;
@@ -355,7 +379,8 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(tmpl);
   std::printf("lease lifecycles (escrow, bind, advance x2, heartbeat, release), %d each, %s\n", iterations,
               postgres ? "PostgreSQL" : "SQLite WAL synchronous=FULL");
-  std::printf("  host adapter -> ABI (per-instance thread pool): %8.1f lifecycles/s\n", abi);
+  std::printf("  host adapter -> ABI (per-instance thread pool), %d caller thread%s: %8.1f lifecycles/s\n", threads,
+              threads == 1 ? "" : "s", abi);
   std::printf("  ABI vtable on the caller's thread:             %8.1f lifecycles/s\n", inline_abi);
   std::printf("  the same SQL directly through %s:          %8.1f lifecycles/s\n", postgres ? "libpq" : "SOCI ", direct);
   if (direct > 0) {
