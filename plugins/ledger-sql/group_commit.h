@@ -46,7 +46,8 @@ class GroupCommit {
   // `writer` and `session_mu` are borrowed: the session every batch runs on,
   // and the mutex that guards it against its other users (migrations).
   // `on_commit` runs after every commit, `on_rollback` after every
-  // transaction that rolled back; both with `session_mu` held.
+  // transaction that rolled back; both with `session_mu` held, and neither
+  // may throw.
   GroupCommit(const Dialect& dialect, soci::session& writer, std::mutex& session_mu, std::function<void()> on_commit,
               std::function<void()> on_rollback);
 
