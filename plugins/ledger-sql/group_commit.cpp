@@ -1,6 +1,23 @@
 #include "group_commit.h"
 
 namespace nodeplane::ledger {
+namespace {
+
+// One failure reaches several callers, rethrown on their threads at once,
+// and soci_error builds its message lazily (a shared one raced, ASan found;
+// a copy still shares its message buffer): each caller gets a new error
+// made from the message alone.
+std::exception_ptr OwnCopy(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const soci::soci_error& x) {
+    return std::make_exception_ptr(soci::soci_error(x.get_error_message()));
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+}  // namespace
 
 GroupCommit::GroupCommit(const Dialect& dialect, soci::session& writer, std::mutex& session_mu,
                          std::function<void()> on_commit, std::function<void()> on_rollback)
@@ -41,7 +58,7 @@ void GroupCommit::RunBatch(const std::vector<Entry*>& batch) {
   // own gets why, and nothing of the batch stays.
   auto fail_batch = [&](std::exception_ptr why) {
     for (Entry* e : batch) {
-      if (!e->error) e->error = why;
+      if (!e->error) e->error = OwnCopy(why);
     }
     try {
       s << "ROLLBACK";
