@@ -20,9 +20,10 @@
 //       the same transaction. Escrow reads the generation inside its write
 //       transaction and re-reads the placeable fleet only when it moved (or
 //       the catalogue changed); otherwise it places on its copy from the
-//       last read, which is exactly what the rows say, because no other
-//       writer can run meanwhile (L1). At ten thousand nodes the re-read
-//       was most of a launch's cost (docs/performance.md).
+//       last read, which is exactly what the rows say: every change to them
+//       moves the generation, and no writer runs between the check and the
+//       placement (L1). At ten thousand nodes the re-read was most of a
+//       launch's cost (docs/performance.md).
 //   L7. A write never does the engine's housekeeping: a dialect that has
 //       some (SQLite's WAL checkpoint) gets a Checkpointer, told of every
 //       commit, which does it on its own session (checkpointer.h).
