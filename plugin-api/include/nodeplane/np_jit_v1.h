@@ -15,12 +15,14 @@
  * when known, retry_after_ns; a misconfigured target (404/422) is
  * NP_INVALID with a message naming the target.
  *
- * THREADS AND OWNERSHIP (every function below): called from the host's pool
- * for this instance, never from an I/O thread, and concurrently with any
- * other function of the same instance except destroy; each may block on
- * the network. Every pointer argument is borrowed for the call only. What a
- * plugin passes to a sink's put is borrowed by the host until put returns
- * (the host copies it), so the plugin may free or wipe it afterwards.
+ * THREADS AND OWNERSHIP: create and destroy as np_plugin.h states. Every
+ * other function is called from the host's pool for this instance, never
+ * from an I/O thread, and concurrently with any other of them; each may
+ * block on the network. Every pointer argument is borrowed for the call
+ * only (an out-parameter such as recover_runner's `state` is the host's, and
+ * the plugin fills it). What a plugin passes to a sink's put is borrowed by
+ * the host until put returns (the host copies it), so the plugin may free or
+ * wipe it afterwards.
  */
 #ifndef NODEPLANE_NP_JIT_V1_H
 #define NODEPLANE_NP_JIT_V1_H
