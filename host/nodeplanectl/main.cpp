@@ -4,14 +4,11 @@
 // Exit codes: 0 done; 1 the control plane refused (or found nothing); 2 the
 // command line is wrong; 3 the host could not be reached; 4 the host is
 // up but its ledger or a plugin is unavailable (try again).
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -21,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/admin_client.h"
 #include "common/units.h"
 #include "config/config_loader.h"
 #include "pki/authority.h"
@@ -315,48 +313,14 @@ int main(int argc, char** argv) {
     return kUsage;
   }
 
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    std::fprintf(stderr, "nodeplanectl: cannot reach the host at %s: %s (is nodeplaned running?)\n", path.c_str(),
-                 std::strerror(errno));
+  auto reply = nodeplane::admin::CallAdmin(path, json::serialize(req), [](const std::string& progress) {
+    std::fprintf(stderr, "%s\n", Scalar(json::parse(progress).as_object().at("progress")).c_str());
+  });
+  if (!reply.ok()) {
+    std::fprintf(stderr, "nodeplanectl: %s\n", reply.status().message().c_str());
     return kUnreachable;
   }
-  const std::string text = json::serialize(req) + "\n";
-  if (::send(fd, text.data(), text.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(text.size())) {
-    std::fprintf(stderr, "nodeplanectl: the host at %s closed the connection\n", path.c_str());
-    return kUnreachable;
-  }
-  std::string buffer;
-  char chunk[8192];
-  json::value final_answer;
-  bool done = false;
-  while (!done) {
-    ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-    if (n <= 0) break;
-    buffer.append(chunk, static_cast<size_t>(n));
-    size_t nl;
-    while ((nl = buffer.find('\n')) != std::string::npos) {
-      std::string one = buffer.substr(0, nl);
-      buffer.erase(0, nl + 1);
-      boost::system::error_code ec;
-      json::value v = json::parse(one, ec);
-      if (ec || !v.is_object()) continue;
-      if (const json::value* p = v.as_object().if_contains("progress")) {
-        std::fprintf(stderr, "%s\n", Scalar(*p).c_str());
-        continue;
-      }
-      final_answer = std::move(v);
-      done = true;
-    }
-  }
-  ::close(fd);
-  if (!done) {
-    std::fprintf(stderr, "nodeplanectl: the host closed the connection without an answer\n");
-    return kUnreachable;
-  }
+  const json::value final_answer = json::parse(*reply);
   const json::object& answer = final_answer.as_object();
   if (!answer.at("ok").as_bool()) {
     const std::string code = Scalar(answer.at("code"));

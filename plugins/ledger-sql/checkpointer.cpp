@@ -2,21 +2,14 @@
 
 #include <chrono>
 
+#include "session.h"
+
 namespace nodeplane::ledger {
-namespace {
-
-std::unique_ptr<soci::session> OpenSession(const Dialect& dialect, const std::string& connection) {
-  auto s = std::make_unique<soci::session>(dialect.soci_backend, connection);
-  for (const std::string& stmt : dialect.writer_setup) *s << stmt;
-  return s;
-}
-
-}  // namespace
 
 Checkpointer::Checkpointer(const Dialect& dialect, const std::string& connection, uint64_t every)
     : statement_(dialect.checkpoint),
       every_(every),
-      session_(OpenSession(dialect, connection)),
+      session_(OpenSession(dialect, connection, dialect.writer_setup)),
       thread_([this](std::stop_token stop) { Run(stop); }) {}
 
 Checkpointer::~Checkpointer() {

@@ -1,5 +1,7 @@
 #include "group_commit.h"
 
+#include "session.h"
+
 namespace nodeplane::ledger {
 namespace {
 
@@ -67,10 +69,7 @@ void GroupCommit::RunBatch(const std::vector<Entry*>& batch) {
     on_rollback_();
   };
   try {
-    if (!s.is_connected()) {  // a database restart: the next transaction reconnects
-      s.reconnect();
-      for (const std::string& q : dialect_.writer_setup) s << q;
-    }
+    EnsureConnected(s, dialect_.writer_setup);
     s << dialect_.begin_write;
     if (!dialect_.write_lock.empty()) s << dialect_.write_lock;
   } catch (...) {

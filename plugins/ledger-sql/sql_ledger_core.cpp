@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "schema.h"
+#include "session.h"
 #include "sql_ledger_internal.h"
 
 namespace nodeplane::ledger {
@@ -29,16 +30,13 @@ std::string NewHexId() {
 SqlLedger::SqlLedger(const np_host_v1* host, Options options)
     : host_(host), options_(std::move(options)), catalog_(std::make_shared<const Catalog>()) {
   const Dialect& d = options_.dialect;
-  writer_ = std::make_unique<soci::session>(d.soci_backend, options_.connection);
-  for (const std::string& stmt : d.writer_setup) *writer_ << stmt;
+  writer_ = OpenSession(d, options_.connection, d.writer_setup);
   {
     std::lock_guard lock(write_mu_);
     Migrate(*writer_, d, Now());
   }
   for (unsigned i = 0; i < std::max(1u, options_.readers); ++i) {
-    auto r = std::make_unique<soci::session>(d.soci_backend, options_.connection);
-    for (const std::string& stmt : d.reader_setup) *r << stmt;
-    idle_readers_.push_back(std::move(r));
+    idle_readers_.push_back(OpenSession(d, options_.connection, d.reader_setup));
   }
   if (!d.checkpoint.empty()) checkpointer_ = std::make_unique<Checkpointer>(d, options_.connection, kCheckpointEvery);
   writes_ = std::make_unique<GroupCommit>(

@@ -8,6 +8,7 @@
 
 #include "ledger_error.h"
 #include "lease_rules.h"
+#include "session.h"
 #include "sql_ledger.h"
 
 namespace nodeplane::ledger {
@@ -55,17 +56,12 @@ long long Exec(soci::session& s, const std::string& sql, const U&... uses) {
 }
 
 // Runs `body(s)` between `begin` (and `lock`, if any) and COMMIT; rolls
-// back and rethrows when it throws. A session whose connection was lost (a
-// database restart) is re-established first, with its `setup` statements;
-// if the database is still away that throws, which the caller reports as
-// unavailable, and the next transaction tries again.
+// back and rethrows when it throws. The session is re-established first if
+// its connection was lost (session.h).
 template <typename F>
 auto InTransaction(soci::session& s, const std::vector<std::string>& setup, const std::string& begin,
                    const std::string& lock, F&& body) {
-  if (!s.is_connected()) {
-    s.reconnect();
-    for (const std::string& q : setup) s << q;
-  }
+  EnsureConnected(s, setup);
   s << begin;
   try {
     if (!lock.empty()) s << lock;

@@ -2,13 +2,16 @@
 // guards (M1, M2 in plugins/ledger-sql/schema.h), its file, and its
 // checkpoints beside the writer (L7 in plugins/ledger-sql/sql_ledger.h).
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <thread>
 
 #include "loader/host_services.h"
 #include "loader/ledger_adapter.h"
@@ -92,6 +95,11 @@ TEST_F(SqliteLedgerTest, TheLogIsCheckpointedBesideTheWriter) {
   ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
   const std::string db = dir_ + "/ledger.db";
   const auto before = std::filesystem::file_size(db);
+  // Only a checkpoint writes the database file itself (commits go to the
+  // -wal file): each of its writes is an inotify event, waited for below.
+  const int watch = ::inotify_init1(IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(::inotify_add_watch(watch, db.c_str(), IN_MODIFY), 0);
   for (int i = 0; i < 300; ++i) {  // a few hundred pages of WAL, far below the fallback mark
     ports::NodeRegistration r;
     r.name = "node-" + std::to_string(i);
@@ -102,12 +110,19 @@ TEST_F(SqliteLedgerTest, TheLogIsCheckpointedBesideTheWriter) {
     r.wire_version = 1;
     ASSERT_TRUE((*ledger)->RegisterNode(r).ok());
   }
-  // The checkpoint runs on its own thread after the 100th commit: wait for
-  // the database file to take the pages (observed, not timed).
+  // The checkpoint runs on its own thread after the 100th commit: each write
+  // to the database file wakes this wait, which ends when the file has taken
+  // the pages (30 s bounds a failing test).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::filesystem::file_size(db) == before && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pollfd p{watch, POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) > 0) {
+      char events[4096];
+      (void)::read(watch, events, sizeof events);
+    }
   }
+  ::close(watch);
   EXPECT_GT(std::filesystem::file_size(db), before) << "no checkpoint reached the database file";
 }
 

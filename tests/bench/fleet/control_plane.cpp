@@ -1,12 +1,12 @@
 #include "control_plane.h"
 
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
 #include <fstream>
 #include <sstream>
+
+#include "admin/admin_client.h"
 
 namespace nodeplane::bench {
 
@@ -53,29 +53,8 @@ double ControlPlane::CpuSeconds() const {
 }
 
 std::string ControlPlane::Admin(const std::string& request) const {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const std::string path = state_dir_ + "/admin.sock";
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return "";
-  }
-  const std::string line = request + "\n";
-  if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
-    ::close(fd);
-    return "";
-  }
-  std::string buffer, last;
-  char chunk[65536];
-  for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) buffer.append(chunk, static_cast<size_t>(n));
-  ::close(fd);
-  std::istringstream lines(buffer);
-  for (std::string l; std::getline(lines, l);) {
-    if (l.find("\"progress\"") == std::string::npos) last = l;
-  }
-  return last;
+  auto reply = admin::CallAdmin(state_dir_ + "/admin.sock", request);
+  return reply.ok() ? *reply : "";
 }
 
 double ControlPlane::Metric(const std::string& name) const {

@@ -177,10 +177,15 @@ int Run(const Args& a) {
               static_cast<long long>(fleet->failures()));
   if (!all) return 1;
 
-  // 2. Idle: nothing but parked polls, re-armed every poll window.
+  // 2. Idle: nothing but parked polls, re-armed every poll window, for
+  // idle_seconds; a node that loses its poll ends the window early, since
+  // the fleet is then no longer idle and the figure would not be one.
   const double cpu0 = cp.CpuSeconds();
+  const int64_t failures0 = fleet->failures();
   t = Clock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(a.idle_seconds));  // the measurement window itself
+  if (fleet->AwaitState([&] { return fleet->failures() > failures0; }, std::chrono::seconds(a.idle_seconds))) {
+    return std::fprintf(stderr, "fleet-bench: a node lost its poll while the fleet was idle\n"), 1;
+  }
   const double idle_cpu = (cp.CpuSeconds() - cpu0) / Seconds(Clock::now() - t);
   std::printf("idle (%d s): %d connections held (server: %.0f open, %.0f polls parked, %.0f nodes), RSS %.0f MiB "
               "(%.0f MiB before the fleet), CPU %.2f%% of one core\n",

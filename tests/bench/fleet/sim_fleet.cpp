@@ -299,6 +299,7 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
     }
     if (failed) {
       ++im.failures;
+      im.Changed();
       timer.expires_after(backoff);
       co_await timer.async_wait(use_awaitable);
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, 5000ms);

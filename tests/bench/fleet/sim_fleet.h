@@ -47,8 +47,8 @@ class SimFleet {
   int held() const;               // launched leases still held (heartbeating)
 
   // Waits until `done()` holds, re-checking whenever a node's state changes
-  // (a registration, a poll parked or answered, a lease let go); false if
-  // `limit` passed first.
+  // (a registration, a poll parked or answered or failed, a lease let go);
+  // false if `limit` passed first.
   bool AwaitState(const std::function<bool()>& done, std::chrono::milliseconds limit);
 
   // A new round of registrations: RegisteredThisRound counts the nodes that
