@@ -55,16 +55,14 @@ long long Exec(soci::session& s, const std::string& sql, const U&... uses) {
   return st.get_affected_rows();
 }
 
-// Runs `body(s)` between `begin` (and `lock`, if any) and COMMIT; rolls
-// back and rethrows when it throws. The session is re-established first if
-// its connection was lost (session.h).
+// Runs `body(s)` between `begin` and COMMIT; rolls back and rethrows when
+// it throws. The session is re-established first if its connection was lost
+// (session.h). Writes have their own transactions (group_commit.h).
 template <typename F>
-auto InTransaction(soci::session& s, const std::vector<std::string>& setup, const std::string& begin,
-                   const std::string& lock, F&& body) {
+auto InTransaction(soci::session& s, const std::vector<std::string>& setup, const std::string& begin, F&& body) {
   EnsureConnected(s, setup);
   s << begin;
   try {
-    if (!lock.empty()) s << lock;
     if constexpr (std::is_void_v<decltype(body(s))>) {
       body(s);
       s << "COMMIT";
@@ -120,7 +118,7 @@ class SqlLedger::ReadLease {
 template <typename F>
 auto SqlLedger::Read(F&& body) {
   ReadLease lease(*this);
-  return InTransaction(lease.session(), options_.dialect.reader_setup, options_.dialect.begin_read, "",
+  return InTransaction(lease.session(), options_.dialect.reader_setup, options_.dialect.begin_read,
                        std::forward<F>(body));
 }
 

@@ -30,7 +30,10 @@ class Child {
  public:
   Child(const std::vector<std::string>& argv, const std::string& log_file) : log_(log_file, std::ios::app) {
     int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) return;
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+      ended_ = true;  // nothing will ever be read: AwaitLine answers at once
+      return;
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
