@@ -373,13 +373,14 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          r.Say("escrowed lease " + lease.id + " for tier " + tier);
          plane::Job job{request_id, run_id, "nodeplanectl", "", "", ""};
          Status launched = d_.plane->runner().Launch(lease, job, r.stop);
-         if (plane::Is(launched, plane::kNoNode)) {
-           // Nothing was sent: the lease is safe to release (R43).
+         const bool custody = plane::Is(launched, plane::kCustody);
+         if (!launched.ok() && !custody) {
+           // Nothing runs: nothing was sent (S01), or the node's clean
+           // failure says it started nothing, so the lease is released (R43).
+           (void)ledger.MarkFailure(lease.id, lease.epoch, launched.message().substr(0, 500));
            (void)ledger.Release(lease.id, lease.epoch, ports::Phase::kFailed);
            return launched;
          }
-         const bool custody = plane::Is(launched, plane::kCustody);
-         if (!launched.ok() && !custody) return launched;
          r.Say("lease " + lease.id + (custody ? " is in the custody of node " : " launched on node ") + lease.node);
          std::string phase = custody ? "custody" : "launched";
          if (r.Bool("wait")) {

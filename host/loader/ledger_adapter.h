@@ -44,6 +44,8 @@ class LedgerAdapter : public ports::Ledger {
   Result<std::vector<std::string>> LaunchedLeaseIds(const std::string& node) override;
   Result<std::string> EndedLeaseNode(const std::string& lease) override;
   Result<std::vector<std::string>> QuarantinedLeaseIds(const std::string& node) override;
+  Result<std::vector<ports::Lease>> ListLeases(const std::string& node) override;
+  Result<std::optional<ports::Job>> JobForLease(const std::string& lease) override;
 
   // Registrar
   Result<int64_t> RegisterNode(const ports::NodeRegistration& reg) override;
@@ -84,9 +86,7 @@ class LedgerAdapter : public ports::Ledger {
   Status Assign(const std::string& lease, int64_t epoch, int64_t run_id, int64_t request_id) override;
   Result<int64_t> Reap() override;
   Status ForceRelease(const std::string& lease) override;
-  Result<std::vector<ports::Lease>> ListLeases(const std::string& node) override;
   Result<std::vector<ports::Node>> ListNodes() override;
-  Result<std::optional<ports::Job>> JobForLease(const std::string& lease) override;
   Result<ports::ComputeBarrier> RequestComputeBarrier(const std::string& actor) override;
   Result<int64_t> SetAdmission(bool sealed, int64_t expected_generation, const std::string& reason,
                                const std::string& actor) override;

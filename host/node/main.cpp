@@ -36,6 +36,16 @@ int Usage(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Asking for help is never an error, wherever it is asked (but a flag's
+  // value is a value: --name help names a node).
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h" || a == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a.rfind("--", 0) == 0 && a != "--tls") ++i;
+  }
   if (argc < 2) return Usage("no command given");
   const std::string cmd = argv[1];
   std::map<std::string, std::string> flags;

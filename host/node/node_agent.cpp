@@ -99,7 +99,10 @@ Status NodeAgent::Register(wire::HttpClient& c) {
   q.inventory_known = true;
   auto r = Call(c, "POST", "/v1/register", wire::Encode(q));
   if (!r.ok()) return r.status();
-  if (r->status == 403) return Status::Refused(ErrorOf(*r));
+  const std::string code = wire::DecodeErrorCode(r->body);
+  // A refusal is permanent (R01), whatever its status: this node stops.
+  if (code == "refused" || r->status == 403) return Status::Refused(ErrorOf(*r));
+  if (code == "superseded") return Status(Code::kConflict, ErrorOf(*r));
   if (r->status != 200) return Status::Unavailable(ErrorOf(*r));
   auto reply = wire::DecodeRegisterReply(r->body);
   if (!reply.ok()) return reply.status();
@@ -136,6 +139,12 @@ Outcome NodeAgent::Run(std::stop_token stop) {
       if (s.code() == Code::kRefused) {
         log_.Error("node.refused", {{"error", s.message()}});
         outcome = Outcome::kRefused;
+        break;
+      }
+      if (s.code() == Code::kConflict) {  // another process holds the name (R23)
+        log_.Error("node.superseded", {{"error", s.message()}});
+        superseded_ = true;
+        outcome = Outcome::kSuperseded;
         break;
       }
       if (!s.ok()) {
@@ -215,28 +224,40 @@ void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
       }
       for (const auto& [lease, epoch] : targets) {
         (void)provider_.Stop(lease);
-        const bool completed = cmd.job_result == "success" || cmd.job_result == "completed";
+        const bool completed = plane::JobSucceeded(cmd.job_result);
         EndLease(c, lease, epoch, completed, "destroyed by the control plane");
       }
       log_.Info("node.destroyed", {{"request_id", cmd.request_id}, {"leases", targets.size()}});
       break;
     }
     case plane::CommandKind::kSweep: {
-      // Whatever the ledger no longer counts as launched here must not run.
+      // Whatever the ledger no longer counts as launched here must not run,
+      // except a quarantined lease's job: its lease expired while it ran,
+      // which makes it unaccounted for, not an orphan.
       auto r = Call(c, "GET", Path("/launched"));
-      if (r.ok() && r->status == 200) {
-        auto launched = wire::DecodeLaunchedReply(r->body);
-        if (launched.ok()) {
-          for (const std::string& lease : provider_.Running()) {
-            if (std::find(launched->begin(), launched->end(), lease) == launched->end()) {
-              log_.Warn("node.swept", {{"lease", lease}});
-              (void)provider_.Stop(lease);
-              std::lock_guard lock(mu_);
-              jobs_.erase(lease);
-            }
-          }
-        }
+      auto answer = r.ok() && r->status == 200 ? wire::DecodeLaunchedReply(r->body)
+                                               : Result<wire::LaunchedAnswer>(Status::Unavailable("no answer"));
+      if (!answer.ok()) {
+        result.ok = false;
+        result.error = "the sweep could not read what the ledger counts as launched here";
+        break;
       }
+      auto listed = [](const std::vector<std::string>& v, const std::string& id) {
+        return std::find(v.begin(), v.end(), id) != v.end();
+      };
+      size_t kept = 0, stopped = 0;
+      for (const std::string& lease : provider_.Running()) {
+        if (listed(answer->launched, lease) || listed(answer->quarantined, lease)) {
+          ++kept;
+          continue;
+        }
+        log_.Warn("node.swept", {{"lease", lease}});
+        (void)provider_.Stop(lease);
+        std::lock_guard lock(mu_);
+        jobs_.erase(lease);
+        ++stopped;
+      }
+      log_.Info("node.sweep", {{"kept", kept}, {"stopped", stopped}});
       break;
     }
     case plane::CommandKind::kTend: {
@@ -261,10 +282,15 @@ void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
       break;
   }
   auto r = Call(c, "POST", Path("/result"), wire::Encode(result));
-  if (r.ok() && r->status == 409 && r->body.find("\"custody\"") != std::string::npos) {
-    // A late launch result: the lease is this node's to hold until its job
-    // ends, which is what the maintenance thread does anyway.
+  if (r.ok() && r->status == 409 && wire::DecodeErrorCode(r->body) == "custody") {
+    // A late launch result (R03): the lease is this node's to hold until its
+    // job ends, which the maintenance thread sees to; the ledger is told it
+    // is held in custody, so an operator can ask for it back.
     log_.Warn("node.custody", {{"command", cmd.id}});
+    if (cmd.kind == plane::CommandKind::kLaunch && cmd.lease && result.ok) {
+      (void)Call(c, "POST", Path("/leases/" + cmd.lease->id + "/advance"),
+                 wire::EncodeAdvanceBody(cmd.lease->epoch, ports::Phase::kCustody));
+    }
   } else if (!r.ok() || (r->status != 204 && r->status != 200)) {
     log_.Warn("node.result_failed", {{"command", cmd.id}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
   }
@@ -333,15 +359,45 @@ void NodeAgent::Reconcile(wire::HttpClient& c) {
 void NodeAgent::EndLease(wire::HttpClient& c, const std::string& lease, int64_t epoch, bool ok,
                          const std::string& reason) {
   const std::string base = Path("/leases/" + lease);
-  if (!ok) (void)Call(c, "POST", base + "/failure", wire::EncodeFailureBody(epoch, reason.substr(0, 500)));
-  auto r = Call(c, "POST", base + "/release", wire::EncodeReleaseBody(epoch, ok ? ports::Phase::kDone : ports::Phase::kFailed));
-  if (r.ok() && (r->status == 204 || r->status == 404)) {
-    std::lock_guard lock(mu_);
-    jobs_.erase(lease);
-    log_.Info("node.released", {{"lease", lease}, {"outcome", ok ? "done" : "failed"}});
-  } else {
-    log_.Warn("node.release_failed", {{"lease", lease}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
+  const ports::Phase outcome = ok ? ports::Phase::kDone : ports::Phase::kFailed;
+  auto release = [&](int64_t at) {
+    if (!ok) (void)Call(c, "POST", base + "/failure", wire::EncodeFailureBody(at, reason.substr(0, 500)));
+    return Call(c, "POST", base + "/release", wire::EncodeReleaseBody(at, outcome));
+  };
+  // The lease is no longer this node's to end; `event` says how it ended.
+  auto settled = [&](const char* event, const std::string& detail) {
+    {
+      std::lock_guard lock(mu_);
+      jobs_.erase(lease);
+    }
+    log_.Info(event, {{"lease", lease}, {"outcome", ports::PhaseName(outcome)}, {"detail", detail}});
+  };
+  auto r = release(epoch);
+  if (r.ok() && r->status == 204) return settled("node.released", "recorded");
+  const std::string code = r.ok() ? wire::DecodeErrorCode(r->body) : std::string();
+  if (code == "fenced") {
+    // The epoch moved: the reaper quarantined the lease while this node
+    // could not heartbeat it (an outage). The node's word that its job
+    // ended, and how, still settles it while the lease is quarantined here.
+    auto now = Call(c, "GET", base);
+    auto l = now.ok() && now->status == 200 ? wire::DecodeLeaseReply(now->body)
+                                            : Result<ports::Lease>(Status::NotFound("ended"));
+    if (l.ok() && l->phase == ports::Phase::kQuarantine && l->node == o_.name) {
+      auto again = release(l->epoch);
+      if (again.ok() && again->status == 204) {
+        return settled("node.released", "recorded after the lease was quarantined");
+      }
+    } else if (now.ok() && (now->status == 200 || now->status == 404)) {
+      // The ledger settled it otherwise (an operator, or the node's own
+      // inventory freeing the quarantine): its verdict stands.
+      return settled("node.release_moot", "the ledger settled the lease otherwise; its verdict stands");
+    }
+  } else if (code == "refused" || code == "not_found" || code == "superseded") {
+    // Another outcome is recorded, or the lease is gone, or it is not this
+    // process's to end: asking again cannot change the answer.
+    return settled("node.release_moot", ErrorOf(*r));
   }
+  log_.Warn("node.release_failed", {{"lease", lease}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
 }
 
 void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
@@ -388,7 +444,13 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
       }
       for (const auto& [lease, job] : jobs) {
         auto r = Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), wire::EncodeEpochBody(job.epoch));
-        if (!r.ok() || r->status != 204) {
+        if (r.ok() && wire::DecodeErrorCode(r->body) == "force_release") {
+          // An operator asked for the lease back: the job stops and the
+          // lease is released, failed.
+          log_.Warn("node.force_released", {{"lease", lease}});
+          (void)provider_.Stop(lease);
+          EndLease(c, lease, job.epoch, false, "an operator force-released the lease");
+        } else if (!r.ok() || r->status != 204) {
           log_.Warn("node.heartbeat_failed", {{"lease", lease}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
         }
       }

@@ -60,12 +60,22 @@ Status ProcessProvider::Start(const std::string& lease, const std::vector<std::s
     ::close(out);
     return Status::Unavailable(std::string("pipe: ") + std::strerror(errno));
   }
+  // The job starts as a fresh program would: this process blocks SIGTERM and
+  // SIGINT in every thread (to take them with sigwait), and a blocked or
+  // ignored signal survives exec, so a destroy's SIGTERM would never reach it.
+  sigset_t none;
+  sigemptyset(&none);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(out);
     return Status::Unavailable(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::setsid();  // its own process group: destroying it reaches its children too
     ::dup2(out, 1);
     ::dup2(out, 2);

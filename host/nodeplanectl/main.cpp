@@ -68,6 +68,19 @@ struct Line {
   bool Has(const std::string& name) const { return flags.count(name) != 0; }
 };
 
+// Whether the line asks for help: --help or -h anywhere, or the word help
+// where a command word goes (never a flag's value).
+bool AsksForHelp(int argc, char** argv) {
+  static const std::vector<std::string> kSwitches = {"--json", "--wait"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h" || a == "help") return true;
+    const bool takes_value = a.rfind("--", 0) == 0 && std::find(kSwitches.begin(), kSwitches.end(), a) == kSwitches.end();
+    if (takes_value) ++i;
+  }
+  return false;
+}
+
 bool Parse(int argc, char** argv, Line& line, std::string& error) {
   static const std::vector<std::string> kSwitches = {"--json", "--wait"};
   for (int i = 1; i < argc; ++i) {
@@ -300,7 +313,7 @@ bool WriteFileMode(const std::string& path, const std::string& text, mode_t mode
 int main(int argc, char** argv) {
   Line line;
   std::string error;
-  if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+  if (AsksForHelp(argc, argv)) {
     std::fputs(kUsageText, stdout);
     return kOk;
   }

@@ -148,18 +148,18 @@ Status Daemon::Open() {
 }
 
 void Daemon::Stop() {
+  // Every wait on a node ends first, so nothing below waits out a command
+  // timeout: the barrier's and the watch's loops are told to stop, and the
+  // plane answers every dispatch still waiting (a taken launch is custody).
+  if (barrier_.joinable()) barrier_.request_stop();
+  if (watch_.joinable()) watch_.request_stop();
+  if (plane_) plane_->Shutdown();
   if (admin_) admin_->Stop();
   if (bootstrap_) bootstrap_->Stop();
   if (wire_) wire_->Stop();
   reaper_.reset();
-  if (watch_.joinable()) {
-    watch_.request_stop();
-    watch_.join();
-  }
-  if (barrier_.joinable()) {
-    barrier_.request_stop();
-    barrier_.join();
-  }
+  if (watch_.joinable()) watch_.join();
+  if (barrier_.joinable()) barrier_.join();
 }
 
 }  // namespace nodeplane

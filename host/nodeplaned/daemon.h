@@ -35,7 +35,9 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // Closes the listeners, then stops the threads. Idempotent.
+  // Ends every wait on a node, closes the listeners, then joins the threads;
+  // bounded by the ledger calls in flight, never by a command timeout.
+  // Idempotent.
   void Stop();
 
   const config::Config& config() const { return cfg_; }

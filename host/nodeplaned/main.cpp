@@ -44,6 +44,15 @@ struct Args {
 };
 
 bool ParseArgs(int argc, char** argv, Args& args) {
+  // Help first, wherever it is asked; a flag's value is a value.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--help" || a == "-h" || a == "help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (a == "--config" || a == "--state-dir" || a == "--plugin-dir") ++i;
+  }
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     auto value = [&](std::string& out) {
@@ -64,9 +73,6 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.check = true;
     } else if (a == "--version") {
       args.version = true;
-    } else if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
     } else {
       std::fprintf(stderr, "nodeplaned: unknown argument \"%s\"\n%s", argv[i], kUsage);
       return false;

@@ -25,7 +25,7 @@ std::vector<std::string> Plane::BarrierTargets() const {
   return names;
 }
 
-Status Plane::AskNode(const std::string& node, const std::string& barrier_id) {
+Status Plane::AskNode(const std::string& node, const std::string& barrier_id, std::stop_token stop) {
   // The fence is captured BEFORE the question (R21).
   auto fence = opts_.barrier->NodeFenceOf(node);
   if (!fence.ok()) return fence.status();
@@ -34,7 +34,11 @@ Status Plane::AskNode(const std::string& node, const std::string& barrier_id) {
   cmd.id = NewCommandId();
   cmd.kind = CommandKind::kInventory;
   cmd.barrier_id = barrier_id;
-  Dispatched d = Dispatch(node, std::move(cmd), "", "", (*fence)->epoch, {});
+  Dispatched d = Dispatch(node, std::move(cmd), "", "", (*fence)->epoch, stop);
+  // Stopping is not an answer: it records nothing, and the next round asks again.
+  if (d.stopped) {
+    return Status::Ok();
+  }
   const bool answered = d.result && d.result->ok && d.result->barrier_id == barrier_id;
   if (answered) {
     // A barrier's inventory is a real inventory: it frees quarantine too.
@@ -48,7 +52,7 @@ Status Plane::AskNode(const std::string& node, const std::string& barrier_id) {
 
 Status Plane::AskNodeForTest(const std::string& node, const std::string& barrier_id) {
   if (opts_.barrier == nullptr) return Status::Invalid("this plane has no barrier store");
-  return AskNode(node, barrier_id);
+  return AskNode(node, barrier_id, {});
 }
 
 void Plane::BarrierLoop(std::stop_token stop) {
@@ -87,7 +91,8 @@ void Plane::BarrierLoop(std::stop_token stop) {
     for (size_t i = 0; i < targets.size() && !stop.stop_requested(); i += kConcurrentAsks) {
       std::vector<std::future<Status>> asks;
       for (size_t j = i; j < std::min(targets.size(), i + kConcurrentAsks); ++j) {
-        asks.push_back(std::async(std::launch::async, [this, &targets, j, &b] { return AskNode(targets[j], b.id); }));
+        asks.push_back(std::async(std::launch::async,
+                                  [this, &targets, j, &b, stop] { return AskNode(targets[j], b.id, stop); }));
       }
       for (auto& a : asks) {
         Status s = a.get();

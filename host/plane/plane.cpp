@@ -90,14 +90,22 @@ Plane::Plane(PlaneOptions options)
 }
 
 Plane::~Plane() {
+  Shutdown();
+  poll_timer_ = std::jthread();  // joins
+}
+
+void Plane::Shutdown() {
   Completions done;
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    for (auto& [name, n] : nodes_) ReleaseWaitersLocked(*n, done, std::optional<Command>());
+    for (auto& [name, n] : nodes_) {
+      FailQueuedLocked(*n, "the control plane is stopping, so nothing started");
+      ReleaseWaitersLocked(*n, done, std::optional<Command>());
+    }
   }
+  results_cv_.notify_all();  // every dispatch still waiting stops waiting
   timer_cv_.notify_all();
-  poll_timer_ = std::jthread();  // joins
   Fire(done);
 }
 
@@ -146,17 +154,10 @@ Status Plane::ArrivalWasUnreadable() {
 
 Result<RegisterResponse> Plane::Register(const RegisterRequest& req) {
   if (Status s = ArrivingForRegistration(req.node); !s.ok()) return s;
-  std::vector<std::string> launched;
-  if (opts_.leases != nullptr && !req.node.empty()) {
-    auto ids = opts_.leases->LaunchedLeaseIds(req.node);
-    if (!ids.ok()) return ids.status();
-    launched = std::move(*ids);
-  }
-  return CompleteRegistration(req, launched);
+  return CompleteRegistration(req);
 }
 
-Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req,
-                                                     const std::vector<std::string>& launched) {
+Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req) {
   // Verdicts first, as a pure function of the request and the config: a
   // refusal changes nothing in memory. Everything else that fails is an
   // outage, never a refusal (R01).
@@ -222,17 +223,35 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req,
     node_lock = m.get();
   }
   std::lock_guard registration(*node_lock);
+  uint64_t before;
   {
     std::lock_guard lock(mu_);
-    if (NodeState* n = Find(req.node)) {
+    NodeState* n = Find(req.node);
+    // Once a process claimed an incarnation, a registration without one is
+    // another process under the name, never a wildcard (R23).
+    if (n != nullptr && !n->incarnation.empty() && req.incarnation.empty()) {
+      return Superseded("node \"" + req.node + "\" is registered by a process that claimed an incarnation; a "
+                        "registration without one cannot replace it");
+    }
+    if (n != nullptr) {
       n->registering++;
       n->inventory_known = false;  // the incumbent's inventory is no longer current
       n->inventory.clear();
     }
+    before = owner_seq_;
   }
   auto finish = [&] {
     if (NodeState* n = Find(req.node)) n->registering = std::max(0, n->registering - 1);
   };
+  // What the ledger places on the node, read before the row changes: the
+  // owners a restart forgot (R14) and the ended leases to forget (R25).
+  auto placed = LeasesOn(req.node);
+  if (!placed.ok()) {
+    std::lock_guard lock(mu_);
+    finish();
+    return Status::Unavailable("the ledger could not say what it places on node \"" + req.node +
+                               "\"; try again: " + placed.status().message());
+  }
 
   // A node is registered only once the ledger says so (R38).
   int64_t epoch = 0;
@@ -240,6 +259,11 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req,
     ports::NodeRegistration reg{req.node, req.provider, req.site, req.incarnation, req.release,
                                 req.vcpu, req.memory, negotiated};
     auto recorded = opts_.registrar->RegisterNode(reg);
+    if (!recorded.ok() && recorded.status().detail() == NP_CONFLICT) {
+      std::lock_guard lock(mu_);
+      finish();
+      return Superseded(recorded.status().message());  // the ledger's word on R23, across restarts
+    }
     if (!recorded.ok()) {
       std::lock_guard lock(mu_);
       finish();
@@ -286,12 +310,18 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req,
     auto freed = opts_.registrar->ResolveQuarantineFor(req.node, req.instances, epoch);
     if (!freed.ok()) log_->Warn("plane.quarantine_unresolved", {{"node", req.node}, {"error", freed.status().message()}});
   }
-  std::vector<std::string> adopt = launched;
-  if (req.inventory_known) adopt.insert(adopt.end(), req.instances.begin(), req.instances.end());
   {
     std::lock_guard lock(mu_);
-    if (req.inventory_known) AdoptLocked(req.node, req.incarnation, req.instances, true);
-    AdoptLocked(req.node, req.incarnation, adopt, false);
+    NodeState* n = Find(req.node);
+    if (n != nullptr && n->incarnation == req.incarnation) {
+      const std::set<std::string> inventory(req.instances.begin(), req.instances.end());
+      if (req.inventory_known) {
+        n->inventory = inventory;
+        n->inventory_known = true;
+      }
+      ForgetEndedLocked(req.node, *placed, before);
+      AdoptLocked(req.node, req.incarnation, *placed, req.inventory_known ? &inventory : nullptr);
+    }
     finish();
   }
   log_->Info("plane.registered", {{"node", req.node}, {"provider", req.provider}, {"site", req.site},
@@ -338,7 +368,7 @@ void Plane::TakeLocked(NodeState& n, const std::string& incarnation, std::option
     p->taken_by = incarnation;
     n.in_flight[p->cmd.id] = p;
     if (p->cmd.kind == CommandKind::kLaunch && p->cmd.lease && !incarnation.empty()) {
-      RecordOwnerLocked(p->cmd.lease->id, RequestOwner{n.name, incarnation, true}, p->cmd.RequestId());
+      p->owner_seq = RecordOwnerLocked(p->cmd.lease->id, RequestOwner{n.name, incarnation, true}, p->cmd.RequestId());
     }
     out = p->cmd;
     return;
@@ -388,6 +418,31 @@ void Plane::CancelPoll(const std::shared_ptr<PollTicket>& ticket) {
     auto& w = n->waiters;
     w.erase(std::remove(w.begin(), w.end(), ticket), w.end());
   }
+}
+
+void Plane::GiveBack(const std::string& node, const std::string& incarnation, const std::string& command_id) {
+  Completions done;
+  {
+    std::lock_guard lock(mu_);
+    NodeState* n = Find(node);
+    if (n == nullptr) return;
+    auto it = n->in_flight.find(command_id);
+    if (it == n->in_flight.end() || it->second->taken_by != incarnation || it->second->result) return;
+    std::shared_ptr<Pending> p = it->second;
+    n->in_flight.erase(it);
+    if (p->owner_seq != 0) {
+      auto owner = owners_.find(p->cmd.lease->id);
+      if (owner != owners_.end() && owner->second.seq == p->owner_seq) owners_.erase(owner);
+    }
+    p->delivered = false;
+    p->taken_by.clear();
+    p->owner_seq = 0;
+    n->queue.push_front(p);
+    log_->Info("plane.command_given_back", {{"node", node}, {"command", command_id},
+                                            {"kind", CommandKindName(p->cmd.kind)}});
+    WakeOneLocked(*n, done);
+  }
+  Fire(done);
 }
 
 Result<std::optional<Command>> Plane::Poll(const std::string& node, const std::string& incarnation,
@@ -450,7 +505,6 @@ void Plane::AnswerLocked(const std::shared_ptr<Pending>& p, CommandResult r) {
 }
 
 void Plane::TombstoneLocked(const std::string& node, const std::shared_ptr<Pending>& p) {
-  if (p->cmd.kind != CommandKind::kLaunch && p->cmd.kind != CommandKind::kDestroy) return;
   auto& list = tombstones_[node];
   list.emplace_back(p->cmd.id, Tombstone{p->cmd.kind, p->taken_by, p->cmd.RequestId(),
                                          p->cmd.lease ? p->cmd.lease->id : std::string()});
@@ -500,7 +554,7 @@ Status Plane::ReceiveResult(const std::string& node, const std::string& incarnat
         ForgetForRequestLocked(t.request_id);
         return Status::Ok();
       }
-      if (result.ok && t.request_id != 0) {
+      if (t.kind == CommandKind::kDestroy && result.ok && t.request_id != 0) {
         for (const auto& [lease, rec] : owners_) {
           if (rec.request_id == t.request_id && rec.owner.node == node && rec.owner.incarnation == t.taken_by) {
             ForgetForRequestLocked(t.request_id);
@@ -511,8 +565,12 @@ Status Plane::ReceiveResult(const std::string& node, const std::string& incarnat
       return Status::Ok();
     }
   }
+  // An id this plane does not know: its tombstone was evicted, or the plane
+  // restarted since. A success may be a launch that started compute, so the
+  // node keeps custody of whatever it holds (R03); a failure started nothing.
+  if (result.ok) return TakeCustody();
   if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered; register again");
-  return Status::Ok();  // an id nobody is waiting for: ignored
+  return Status::Ok();
 }
 
 // ---- Liveness ----

@@ -70,7 +70,9 @@ struct PlaneOptions {
   ports::LeaseStore* leases = nullptr;           // launched leases at registration
   ports::BarrierStore* barrier = nullptr;        // null: never proves anything (R07)
   Logger* log = nullptr;
-  size_t max_owners = 65536;                     // R25
+  // A backstop (R25): records of ended leases are forgotten when their node
+  // reconciles or registers; this bounds what nodes that never return leave.
+  size_t max_owners = 65536;
   size_t max_tombstones = 1024;                  // per node
 };
 
@@ -147,13 +149,13 @@ class Plane {
   Status ArrivingForRegistration(const std::string& node);
   // For an arrival whose identity cannot be read (R15).
   Status ArrivalWasUnreadable();
-  // The in-process path: arrival, the ledger's launched leases, then the
-  // registration.
+  // The in-process path: the arrival, then the registration.
   Result<RegisterResponse> Register(const RegisterRequest& req);
-  // The wire's path, after it called ArrivingForRegistration and read the
-  // launched leases itself (R18).
-  Result<RegisterResponse> CompleteRegistration(const RegisterRequest& req,
-                                                const std::vector<std::string>& launched);
+  // Everything after the arrival, for every path (the wire calls it once it
+  // has authenticated the node, R18): the verdicts, the ledger's row, the
+  // quarantine the node's inventory frees, and ownership of what the ledger
+  // places on the node (R14).
+  Result<RegisterResponse> CompleteRegistration(const RegisterRequest& req);
   // Whether a request comes from the current process (R23).
   Status CheckIncarnation(const std::string& node, const std::string& claimed) const;
   // Every request is evidence of life (R31).
@@ -170,16 +172,28 @@ class Plane {
                                         PollTicket::Callback callback);
   // The poll's client went away: forget the ticket without answering.
   void CancelPoll(const std::shared_ptr<PollTicket>& ticket);
+  // A command handed to a poll whose client went away before the answer was
+  // written: it goes back to the head of the node's queue, untaken, for the
+  // next poll (P2). A command already answered or abandoned stays so.
+  void GiveBack(const std::string& node, const std::string& incarnation, const std::string& command_id);
   // What a node made of a command (the seed's Result). TakeCustody for a launch the plane
   // stopped waiting for (R03).
   Status ReceiveResult(const std::string& node, const std::string& incarnation, const CommandResult& result);
 
   // ---- Ownership ----
-  void AdoptOwnership(const std::string& node, const std::string& incarnation, const std::vector<std::string>& ids);
-  void AdoptOwnershipWithInventory(const std::string& node, const std::string& incarnation,
-                                   const std::vector<std::string>& ids, bool inventory_known);
+  // Records who holds each lease the ledger places on `node` and that may
+  // have compute (R14): the holder the ledger recorded, else `incarnation`.
+  // Fills gaps only: a replacement never takes another process's records;
+  // only the process that holds a lease, or an operator, settles it.
+  void AdoptOwnership(const std::string& node, const std::string& incarnation,
+                      const std::vector<ports::Lease>& leases);
   std::optional<RequestOwner> OwnerOfLease(const std::string& lease_id) const;
   std::optional<RequestOwner> OwnerOfRequest(int64_t request_id) const;
+  // What the ledger says holds a request's compute, for a request the plane
+  // keeps no record of (a restart forgot it): the node an open lease for it
+  // is bound to, with the holder the ledger recorded. Empty when no open
+  // lease may have compute.
+  Result<std::optional<RequestOwner>> DurableOwnerOfRequest(int64_t request_id) const;
   void ForgetLease(const std::string& node, const std::string& lease_id);
   // The current process, or the one that was given the launch (R26).
   Status MayMutateLease(const std::string& node, const std::string& incarnation, const std::string& lease_id) const;
@@ -187,8 +201,8 @@ class Plane {
   // membership alone (false), read in one snapshot (R19).
   Result<bool> AuthorizeLease(const std::string& node, const std::string& incarnation,
                               const std::string& lease_id) const;
-  // Frees quarantine the host's inventory proves gone, and adopts what it
-  // runs (R29).
+  // Frees quarantine the host's inventory proves gone, adopts what it runs,
+  // and forgets the records of the node's leases that have ended (R25, R29).
   Result<int64_t> ReconcileInventory(const std::string& node, const std::string& incarnation,
                                      const std::vector<std::string>& running);
   // The tier of the launch this process is executing for `lease_id`, or
@@ -209,6 +223,11 @@ class Plane {
   void BarrierLoop(std::stop_token stop);
   std::vector<std::string> Nodes() const;
   int64_t poll_window_ns() const;
+  // Stops dispatching: queued commands are answered "nothing started",
+  // parked polls "nothing to do", and every dispatch still waiting for an
+  // answer stops waiting (a launch taken by a node is custody). Bounds a
+  // shutdown by nothing but the ledger calls in flight. Idempotent.
+  void Shutdown();
 
   // What an operator's metrics show, read in one snapshot.
   struct Stats {
@@ -267,9 +286,17 @@ class Plane {
   void ReleaseWaitersLocked(NodeState& n, Completions& done, ::nodeplane::Result<std::optional<Command>> answer);
   void WakeOneLocked(NodeState& n, Completions& done);
   void ExpireStaleLocked(Completions& done);
-  void RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id);
-  void AdoptLocked(const std::string& node, const std::string& incarnation, const std::vector<std::string>& ids,
-                   bool inventory_known);
+  // Returns the record's sequence number.
+  uint64_t RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id);
+  // `inventory`, when known, is what the registering process runs: a lease
+  // it names is its own even where the ledger recorded another holder.
+  void AdoptLocked(const std::string& node, const std::string& incarnation, const std::vector<ports::Lease>& leases,
+                   const std::set<std::string>* inventory);
+  // Drops the records of `node`'s leases that are not in `open` (the ledger's
+  // open leases on it, read after `before` was the newest record): those
+  // leases ended, by a release the plane did not see, the reaper, a freed
+  // quarantine or an operator (R25).
+  void ForgetEndedLocked(const std::string& node, const std::vector<ports::Lease>& open, uint64_t before);
   void ForgetForRequestLocked(int64_t request_id);
   ::nodeplane::Result<std::string> PickLocked(const ports::Lease& lease, const Tier** tier);
   const Tier* TierOf(const std::string& label) const;
@@ -283,6 +310,7 @@ class Plane {
     bool delivered = false;               // a node took the command
     bool queued = false;                  // it reached the queue at all
     std::string taken_by;
+    bool stopped = false;                 // abandoned because the caller or the plane stopped
     ::nodeplane::Status error;            // timeout, cancellation, refusal to queue
   };
   Dispatched Dispatch(const std::string& node, Command cmd, const std::string& expected_provider,
@@ -302,7 +330,9 @@ class Plane {
     return result;
   }
   void RecordGone(std::vector<std::pair<std::string, int64_t>> gone);
-  Status AskNode(const std::string& node, const std::string& barrier_id);
+  Status AskNode(const std::string& node, const std::string& barrier_id, std::stop_token stop);
+  // The open leases the ledger charges to `node`; none without a ledger.
+  Result<std::vector<ports::Lease>> LeasesOn(const std::string& node) const;
 
   PlaneOptions opts_;
   SystemClock system_clock_;

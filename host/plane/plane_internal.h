@@ -19,6 +19,7 @@ struct Plane::Pending {
   std::string expected_incarnation;  // a bound destroy goes to this process only
   bool delivered = false;
   std::string taken_by;
+  uint64_t owner_seq = 0;            // the owner record a taken launch made, undone by a give-back
   std::optional<CommandResult> result;
 };
 

@@ -7,17 +7,20 @@
 
 namespace nodeplane::plane {
 
-void Plane::RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id) {
+uint64_t Plane::RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id) {
   const uint64_t seq = ++owner_seq_;
   owners_[lease_id] = OwnerRecord{std::move(owner), request_id, seq};
   owner_order_.emplace_back(seq, lease_id);
-  // Bounded (R25): a node that never goes quiet is never expired, so nothing
-  // else would remove the records of ended leases it was never told about.
+  // The backstop bound (R25): ended leases are forgotten by ForgetEndedLocked;
+  // this only limits what nodes that never return leave behind.
   while (owners_.size() > opts_.max_owners && !owner_order_.empty()) {
     auto [old_seq, id] = owner_order_.front();
     owner_order_.pop_front();
     auto it = owners_.find(id);
-    if (it != owners_.end() && it->second.seq == old_seq) owners_.erase(it);
+    if (it != owners_.end() && it->second.seq == old_seq) {
+      log_->Warn("plane.owner_evicted", {{"lease", id}, {"node", it->second.owner.node}});
+      owners_.erase(it);
+    }
   }
   // Entries whose record was replaced or removed are dropped as they surface.
   while (!owner_order_.empty()) {
@@ -25,43 +28,48 @@ void Plane::RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, i
     if (it != owners_.end() && it->second.seq == owner_order_.front().first) break;
     owner_order_.pop_front();
   }
+  return seq;
 }
 
-void Plane::AdoptLocked(const std::string& node, const std::string& incarnation, const std::vector<std::string>& ids,
-                        bool inventory_known) {
-  NodeState* n = Find(node);
-  if (n == nullptr || n->incarnation != incarnation) return;
-  if (inventory_known) {
-    n->inventory = std::set<std::string>(ids.begin(), ids.end());
-    n->inventory_known = true;
+void Plane::AdoptLocked(const std::string& node, const std::string& incarnation,
+                        const std::vector<ports::Lease>& leases, const std::set<std::string>* inventory) {
+  const NodeState* n = Find(node);
+  if (n == nullptr || n->incarnation != incarnation) return;  // overtaken meanwhile
+  for (const ports::Lease& l : leases) {
+    // Only what the ledger places on this node can be this node's (R30: an
+    // inventory is a claim, and a claim never reaches another node's lease).
+    if (l.node != node) continue;
+    const bool claimed = inventory != nullptr && inventory->count(l.id) != 0;
+    if (!claimed && !ports::Launched(l.phase)) continue;
+    if (owners_.count(l.id) != 0) continue;  // gaps only: never another process's record
+    // The process the ledger recorded as holding the lease keeps it, unless
+    // the registering process says it runs it itself.
+    const std::string& holder = claimed || l.holder_incarnation.empty() ? incarnation : l.holder_incarnation;
+    if (holder.empty()) continue;  // a node that claims no incarnation is never an owner
+    RecordOwnerLocked(l.id, RequestOwner{node, holder, true}, l.request_id);
   }
-  std::set<std::string> keep(ids.begin(), ids.end());
-  for (const std::string& id : keep) {
-    // Fills gaps only: never takes a lease a superseded process is draining.
-    if (!incarnation.empty() && owners_.count(id) == 0) {
-      RecordOwnerLocked(id, RequestOwner{node, incarnation, true}, 0);
-    }
-  }
+}
+
+void Plane::ForgetEndedLocked(const std::string& node, const std::vector<ports::Lease>& open, uint64_t before) {
+  std::set<std::string> still;
+  for (const ports::Lease& l : open) still.insert(l.id);
   for (auto it = owners_.begin(); it != owners_.end();) {
     const OwnerRecord& r = it->second;
-    if (r.owner.node == node && r.request_id == 0 && keep.count(it->first) == 0) {
-      it = owners_.erase(it);
-    } else {
-      ++it;
-    }
+    // A record made after the read began may be for a lease the read missed.
+    const bool ended = r.owner.node == node && r.seq <= before && still.count(it->first) == 0;
+    it = ended ? owners_.erase(it) : std::next(it);
   }
+}
+
+Result<std::vector<ports::Lease>> Plane::LeasesOn(const std::string& node) const {
+  if (opts_.leases == nullptr) return std::vector<ports::Lease>();
+  return opts_.leases->ListLeases(node);
 }
 
 void Plane::AdoptOwnership(const std::string& node, const std::string& incarnation,
-                           const std::vector<std::string>& ids) {
+                           const std::vector<ports::Lease>& leases) {
   std::lock_guard lock(mu_);
-  AdoptLocked(node, incarnation, ids, false);
-}
-
-void Plane::AdoptOwnershipWithInventory(const std::string& node, const std::string& incarnation,
-                                        const std::vector<std::string>& ids, bool inventory_known) {
-  std::lock_guard lock(mu_);
-  AdoptLocked(node, incarnation, ids, inventory_known);
+  AdoptLocked(node, incarnation, leases, nullptr);
 }
 
 std::optional<RequestOwner> Plane::OwnerOfLease(const std::string& lease_id) const {
@@ -72,6 +80,22 @@ std::optional<RequestOwner> Plane::OwnerOfLease(const std::string& lease_id) con
   const NodeState* n = Find(o.node);
   o.current = n != nullptr && !SupersededLocked(*n, o.incarnation);
   return o;
+}
+
+Result<std::optional<RequestOwner>> Plane::DurableOwnerOfRequest(int64_t request_id) const {
+  if (opts_.leases == nullptr || request_id == 0) return std::optional<RequestOwner>();
+  auto open = opts_.leases->ListLeases("");
+  if (!open.ok()) return open.status();
+  for (const ports::Lease& l : *open) {
+    if (l.request_id != request_id || l.node.empty()) continue;
+    if (!ports::Launched(l.phase) && l.phase != ports::Phase::kQuarantine) continue;
+    std::lock_guard lock(mu_);
+    const NodeState* n = Find(l.node);
+    RequestOwner o{l.node, l.holder_incarnation, false};
+    o.current = n != nullptr && !SupersededLocked(*n, o.incarnation);
+    return std::optional<RequestOwner>(o);
+  }
+  return std::optional<RequestOwner>();
 }
 
 std::optional<RequestOwner> Plane::OwnerOfRequest(int64_t request_id) const {
@@ -127,12 +151,14 @@ Status Plane::MayMutateLease(const std::string& node, const std::string& incarna
 Result<int64_t> Plane::ReconcileInventory(const std::string& node, const std::string& incarnation,
                                           const std::vector<std::string>& running) {
   int64_t epoch;
+  uint64_t before;
   {
     std::lock_guard lock(mu_);
     NodeState* n = Find(node);
     if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered; register again");
     if (SupersededLocked(*n, incarnation)) return Superseded("another process is registered as node \"" + node + "\"");
     epoch = n->ledger_epoch;
+    before = owner_seq_;
   }
   int64_t freed = 0;
   if (opts_.registrar != nullptr) {
@@ -140,8 +166,17 @@ Result<int64_t> Plane::ReconcileInventory(const std::string& node, const std::st
     if (!r.ok()) return r.status();
     freed = *r;
   }
+  // Read after the quarantine was resolved, so what it freed is forgotten now.
+  auto open = LeasesOn(node);
+  if (!open.ok()) return open.status();
+  const std::set<std::string> inventory(running.begin(), running.end());
   std::lock_guard lock(mu_);
-  AdoptLocked(node, incarnation, running, true);
+  NodeState* n = Find(node);
+  if (n == nullptr || n->incarnation != incarnation) return freed;  // overtaken: the newer registration adopts
+  n->inventory = inventory;
+  n->inventory_known = true;
+  ForgetEndedLocked(node, *open, before);
+  AdoptLocked(node, incarnation, *open, &inventory);
   return freed;
 }
 

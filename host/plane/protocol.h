@@ -47,6 +47,19 @@ inline std::string LeaseOfRunnerName(std::string_view name) {
   return std::string(name.substr(kRunnerNamePrefix.size()));
 }
 
+// Whether GitHub's JobCompleted result says the job succeeded. GitHub sends
+// "succeeded", "failed", "canceled" (lower case, measured); compared without
+// regard to case.
+inline bool JobSucceeded(std::string_view result) {
+  constexpr std::string_view kSucceeded = "succeeded";
+  if (result.size() != kSucceeded.size()) return false;
+  for (size_t i = 0; i < result.size(); ++i) {
+    const char c = result[i] >= 'A' && result[i] <= 'Z' ? static_cast<char>(result[i] - 'A' + 'a') : result[i];
+    if (c != kSucceeded[i]) return false;
+  }
+  return true;
+}
+
 struct UpgradeSpec {
   std::string version, manifest_sha256, rollout_id;
   int64_t generation = 0;

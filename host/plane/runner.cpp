@@ -73,7 +73,10 @@ Plane::Dispatched Plane::Dispatch(const std::string& node, Command cmd, const st
     std::lock_guard lock(mu_);
     ExpireStaleLocked(done);
     NodeState* n = Find(node);
-    if (n == nullptr) {
+    if (stopping_) {
+      out.stopped = true;
+      out.error = NoNode("the control plane is stopping, so nothing was sent to node \"" + node + "\"");
+    } else if (n == nullptr) {
       out.error = NoNode("node \"" + node + "\" is not registered, so nothing was sent");
     } else if (p->cmd.kind == CommandKind::kLaunch && n->provider != expected_provider) {
       out.error = NoNode("node \"" + node + "\" changed provider before the launch was queued, so nothing was sent");
@@ -90,7 +93,8 @@ Plane::Dispatched Plane::Dispatch(const std::string& node, Command cmd, const st
   if (!out.queued) return out;
 
   std::unique_lock lock(mu_);
-  clock_->WaitUntil(lock, results_cv_, deadline, [&] { return p->result.has_value() || stop.stop_requested(); });
+  clock_->WaitUntil(lock, results_cv_, deadline,
+                    [&] { return p->result.has_value() || stop.stop_requested() || stopping_; });
   out.delivered = p->delivered;
   out.taken_by = p->taken_by;
   if (p->result) {  // a result already handed over is used, never lost
@@ -98,7 +102,10 @@ Plane::Dispatched Plane::Dispatch(const std::string& node, Command cmd, const st
     return out;
   }
   // Abandon: the caller stopped waiting.
-  const std::string why = stop.stop_requested() ? "the caller stopped waiting" : "the command timed out";
+  out.stopped = stopping_ || stop.stop_requested();
+  const std::string why = stopping_                ? "the control plane is stopping"
+                          : stop.stop_requested() ? "the caller stopped waiting"
+                                                  : "the command timed out";
   if (NodeState* n = Find(node)) {
     if (p->delivered) {
       n->in_flight.erase(p->cmd.id);
@@ -143,6 +150,11 @@ Status Runner::Launch(ports::Lease& lease, const Job& job, std::stop_token stop)
   cmd.tier = shape;  // the catalogue's shape travels on the command (R13)
   Plane::Dispatched d = p.Dispatch(node, std::move(cmd), provider, "", 0, stop);
   if (!d.queued) return d.error;
+  if (d.result && !d.delivered) {
+    // Answered by the plane before any node took it (expiry, withdrawal,
+    // shutdown): nothing was attempted (S01).
+    return NoNode("the launch of lease " + lease.id + " was never taken: " + d.result->error);
+  }
   if (d.result) {
     if (d.result->ok) {
       lease.node = node;
@@ -169,6 +181,14 @@ Status Runner::DestroyImpl(int64_t request_id, const std::string& job_result, st
   Plane& p = plane_;
   // A snapshot for choosing whom to ask, never for deciding who answered (R39).
   std::optional<RequestOwner> owner = p.OwnerOfRequest(request_id);
+  if (!owner) {
+    auto durable = p.DurableOwnerOfRequest(request_id);
+    if (!durable.ok()) {
+      return Status::Unavailable("the ledger cannot say who holds request " + std::to_string(request_id) +
+                                 ", so nothing was destroyed: " + durable.status().message());
+    }
+    owner = *durable;
+  }
   std::vector<std::string> targets = p.AfterExpiry([&] {
     return owner && p.Find(owner->node) != nullptr ? std::vector<std::string>{owner->node} : p.LiveNodesLocked();
   });

@@ -18,6 +18,11 @@ const char* PhaseName(Phase p) {
   return "unknown";
 }
 
+bool Launched(Phase p) {
+  return p == Phase::kLaunching || p == Phase::kOnline || p == Phase::kBusy || p == Phase::kCustody ||
+         p == Phase::kTeardown;
+}
+
 std::vector<std::string> ProvidersOf(const Lease& lease) {
   std::vector<std::string> out;
   const std::string& list = lease.providers;

@@ -35,6 +35,9 @@ enum class Phase : int32_t {
   kFailed = 10,
 };
 const char* PhaseName(Phase p);
+// Launching, online, busy, custody or teardown: its node was told to start
+// compute and has not said it is gone (the ledger's LaunchedLeaseIds).
+bool Launched(Phase p);
 
 struct Lease {
   std::string id, tier, node, target_node;
@@ -161,6 +164,11 @@ class LeaseStore {
   virtual Result<std::vector<std::string>> LaunchedLeaseIds(const std::string& node) = 0;
   virtual Result<std::string> EndedLeaseNode(const std::string& lease) = 0;
   virtual Result<std::vector<std::string>> QuarantinedLeaseIds(const std::string& node) = 0;
+  // Every open lease charged to `node` (bound there, or escrowed for it);
+  // "" for every open lease.
+  virtual Result<std::vector<Lease>> ListLeases(const std::string& node) = 0;
+  // The job record of a lease, readable after the lease ended.
+  virtual Result<std::optional<Job>> JobForLease(const std::string& lease) = 0;
 };
 
 class Registrar {
@@ -221,9 +229,7 @@ class LedgerAdmin {
   virtual Status Assign(const std::string& lease, int64_t epoch, int64_t run_id, int64_t request_id) = 0;
   virtual Result<int64_t> Reap() = 0;
   virtual Status ForceRelease(const std::string& lease) = 0;
-  virtual Result<std::vector<Lease>> ListLeases(const std::string& node) = 0;
   virtual Result<std::vector<Node>> ListNodes() = 0;
-  virtual Result<std::optional<Job>> JobForLease(const std::string& lease) = 0;
   virtual Result<ComputeBarrier> RequestComputeBarrier(const std::string& actor) = 0;
   virtual Result<int64_t> SetAdmission(bool sealed, int64_t expected_generation, const std::string& reason,
                                        const std::string& actor) = 0;

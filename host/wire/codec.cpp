@@ -543,11 +543,38 @@ Result<RenewAnswer> DecodeRenewReply(std::string_view body) {
   return a;
 }
 
-Result<std::vector<std::string>> DecodeLaunchedReply(std::string_view body) {
+Result<LaunchedAnswer> DecodeLaunchedReply(std::string_view body) {
   Reader r(body, "launched reply");
-  std::vector<std::string> ids = r.Strings("lease_ids");
+  LaunchedAnswer a{r.Strings("lease_ids"), r.Strings("quarantined")};
   if (!r.ok()) return r.status();
-  return ids;
+  return a;
+}
+
+Result<ports::Lease> DecodeLeaseReply(std::string_view body) {
+  Reader r(body, "lease reply");
+  const json::object* l = r.Object("lease");
+  if (!r.ok()) return r.status();
+  if (l == nullptr) return Status::Invalid("lease reply: no lease");
+  Reader lr(*l, "lease reply.lease");
+  ports::Lease lease;
+  lease.id = lr.String("id");
+  lease.node = lr.String("node");
+  lease.epoch = lr.Int("epoch");
+  const std::string phase = lr.String("phase");
+  if (!lr.ok()) return lr.status();
+  for (int32_t n = 1; n <= 10; ++n) {
+    if (phase == ports::PhaseName(static_cast<ports::Phase>(n))) {
+      lease.phase = static_cast<ports::Phase>(n);
+      return lease;
+    }
+  }
+  return Status::Invalid("lease reply: unknown phase \"" + phase.substr(0, 40) + "\"");
+}
+
+std::string DecodeErrorCode(std::string_view body) {
+  Reader r(body, "error");
+  std::string code = r.String("code");
+  return r.ok() ? code : std::string();
 }
 
 std::string EncodeEnroll(const EnrollBody& b) {

@@ -93,6 +93,10 @@ struct EnrollAnswer {
 struct RenewAnswer {
   std::string cert_pem, ca_pem;
 };
+struct LaunchedAnswer {
+  std::vector<std::string> launched;     // may have compute here
+  std::vector<std::string> quarantined;  // expired while compute may exist: never an orphan
+};
 std::string Encode(const plane::RegisterRequest& q);
 std::string Encode(const plane::CommandResult& r);
 std::string EncodeEnroll(const EnrollBody& b);
@@ -109,7 +113,11 @@ Result<JitAnswer> DecodeJitReply(std::string_view body);
 Result<CaAnswer> DecodeCAReply(std::string_view body);
 Result<EnrollAnswer> DecodeEnrollReply(std::string_view body);
 Result<RenewAnswer> DecodeRenewReply(std::string_view body);
-Result<std::vector<std::string>> DecodeLaunchedReply(std::string_view body);
+Result<LaunchedAnswer> DecodeLaunchedReply(std::string_view body);
+// The lease's id, node, epoch and phase from a lease GET.
+Result<ports::Lease> DecodeLeaseReply(std::string_view body);
+// The "code" of an error body; "" when the body carries none.
+std::string DecodeErrorCode(std::string_view body);
 
 // Phase names on the wire; quarantine is never accepted from a node.
 Result<ports::Phase> ParseWirePhase(std::string_view name);

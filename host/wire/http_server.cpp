@@ -12,6 +12,12 @@
 // (3) Limits. A declared Content-Length over the body limit is answered 413
 //     before a byte of the body is read; a chunked body is cut off by the
 //     parser at the same limit.
+// (5) Watching. While the handler holds a request (a parked poll), one
+//     byte is read from the connection: an error means the client went
+//     away, which the request's ClientWatch is told, so nothing is handed to
+//     a dead poll; a byte is the start of the next request, kept in the read
+//     buffer for when this one is answered. A response that can no longer be
+//     written runs its on_unsent.
 // (4) Accepting. The acceptor, its handler and Stop()'s close all run on one
 //     strand, so a close can never land between a completed accept and the
 //     next one, and a closed acceptor ends the loop. An accept that fails
@@ -47,6 +53,32 @@ std::string_view HttpRequest::Header(std::string_view lower_name) const {
     if (k == lower_name) return v;
   }
   return {};
+}
+
+void ClientWatch::OnGone(std::function<void()> f) {
+  std::unique_lock lock(mu_);
+  if (gone_) {
+    lock.unlock();
+    f();
+    return;
+  }
+  on_gone_ = std::move(f);
+}
+
+bool ClientWatch::gone() const {
+  std::lock_guard lock(mu_);
+  return gone_;
+}
+
+void ClientWatch::MarkGone() {
+  std::function<void()> f;
+  {
+    std::lock_guard lock(mu_);
+    if (gone_) return;
+    gone_ = true;
+    f = std::move(on_gone_);
+  }
+  if (f) f();
 }
 
 namespace {
@@ -202,19 +234,48 @@ class Connection : public ConnectionBase {
     req.body = std::move(msg.body());
     req.peer = peer_;
     req.tls = kTls;
+    client_ = std::make_shared<ClientWatch>();
+    req.client = client_;
+    holding_ = true;
     std::weak_ptr<Connection> weak = Self();
     std::shared_ptr<Gate> gate = server_.gate;
     server_.handler.Handle(std::move(req), [weak, gate](HttpResponse resp) {
-      std::lock_guard lock(gate->mu);
-      if (!gate->open) return;
-      std::shared_ptr<Connection> self = weak.lock();
-      if (!self) return;
+      std::unique_lock lock(gate->mu);
+      std::shared_ptr<Connection> self = gate->open ? weak.lock() : nullptr;
+      if (!self) {
+        lock.unlock();
+        if (resp.on_unsent) resp.on_unsent();
+        return;
+      }
       asio::post(self->stream_.get_executor(),
                  [self, r = std::move(resp)]() mutable { self->Write(std::move(r)); });
+    });
+    // (5); bytes already buffered are a pipelined request: its client is there.
+    if (buffer_.size() == 0) Watch();
+  }
+
+  void Watch() {
+    watching_ = true;
+    stream_.async_read_some(asio::buffer(&peek_, 1), [self = Self()](beast::error_code ec, size_t n) {
+      self->watching_ = false;
+      if (ec || n == 0) return self->Shutdown();  // gone; a held request is told so
+      auto space = self->buffer_.prepare(1);
+      *static_cast<char*>(space.data()) = self->peek_;
+      self->buffer_.commit(1);
+      if (self->resume_) {
+        self->resume_ = false;
+        self->ReadHeader();
+      }
     });
   }
 
   void Write(HttpResponse r) {
+    std::function<void()> unsent = std::move(r.on_unsent);
+    if (closed_) {
+      if (unsent) unsent();
+      return;
+    }
+    holding_ = false;
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(11);
     res->result(static_cast<http::status>(r.status));
@@ -225,8 +286,18 @@ class Connection : public ConnectionBase {
     res->keep_alive(keep_alive_);
     res->prepare_payload();
     beast::get_lowest_layer(stream_).expires_after(kWriteTimeout);
-    http::async_write(stream_, *res, [self = Self(), res](beast::error_code ec, size_t) {
-      if (ec || !self->keep_alive_) return self->Shutdown();
+    http::async_write(stream_, *res, [self = Self(), res, unsent](beast::error_code ec, size_t) {
+      if (ec) {
+        if (unsent) unsent();
+        return self->Shutdown();
+      }
+      if (!self->keep_alive_) return self->Shutdown();
+      if (self->watching_) {
+        // The watch's read is the start of the next request's head (5).
+        self->resume_ = true;
+        beast::get_lowest_layer(self->stream_).expires_after(self->server_.opts.header_timeout);
+        return;
+      }
       self->ReadHeader();
     });
   }
@@ -234,6 +305,7 @@ class Connection : public ConnectionBase {
   void Shutdown() {
     if (closed_) return;
     closed_ = true;
+    if (holding_ && client_) client_->MarkGone();
     beast::error_code ignored;
     beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
     beast::get_lowest_layer(stream_).close();
@@ -247,6 +319,12 @@ class Connection : public ConnectionBase {
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = false;
   bool closed_ = false;
+  // (5): on the connection's strand.
+  std::shared_ptr<ClientWatch> client_;  // the held request's
+  bool holding_ = false;                 // the handler holds a request
+  bool watching_ = false;                // a one-byte read is pending
+  bool resume_ = false;                  // answered: read the next head once the watch returns
+  char peek_ = 0;
 };
 
 void HttpServer::Impl::Register(const std::shared_ptr<ConnectionBase>& c) {

@@ -7,7 +7,9 @@
 // Timeouts: the request head must arrive within `header_timeout`, and the
 // body within the same again; once a request is whole, nothing times the
 // connection out while the handler holds it, because a long poll is a request
-// that is answered late on purpose.
+// that is answered late on purpose. While the handler holds it the listener
+// still watches the connection, so a client that goes away is noticed
+// (ClientWatch) instead of being answered into the void.
 //
 // Threading: the server runs its own I/O threads. Handle() is called on one
 // of them and must not block; it answers through the Responder, exactly
@@ -17,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +40,23 @@ struct PeerCertificate {
   int64_t not_before_ns = 0;
 };
 
+// Tells whoever holds a request that its client went away before the answer
+// was written (the connection closed or reset). Thread-safe.
+class ClientWatch {
+ public:
+  // Runs `f` once when the client is gone, on an I/O thread; at once, on the
+  // calling thread, if it already is. A later call replaces the callback.
+  void OnGone(std::function<void()> f);
+  bool gone() const;
+  // The listener's: the connection closed with the request unanswered.
+  void MarkGone();
+
+ private:
+  mutable std::mutex mu_;
+  bool gone_ = false;
+  std::function<void()> on_gone_;
+};
+
 struct HttpRequest {
   std::string method;
   std::string target;  // path and query, as sent
@@ -45,15 +65,22 @@ struct HttpRequest {
   bool tls = false;
   // Null without a verified client certificate. Read once per connection.
   std::shared_ptr<const PeerCertificate> peer;
+  // Set by the listener (null for a request made in process).
+  std::shared_ptr<ClientWatch> client;
   // The header's value, or "" when absent.
   std::string_view Header(std::string_view lower_name) const;
 };
 
 struct HttpResponse {
+  HttpResponse(int status_code = 200, std::string type = "", std::string text = "")
+      : status(status_code), content_type(std::move(type)), body(std::move(text)) {}
   int status = 200;
   std::string content_type;  // "" for no body
   std::string body;
   int64_t retry_after_seconds = 0;  // > 0: sent as Retry-After
+  // Runs, on an I/O thread, when the answer could not be written because
+  // the client is gone (a response the kernel accepted counts as written).
+  std::function<void()> on_unsent;
 };
 
 using Responder = std::function<void(HttpResponse)>;

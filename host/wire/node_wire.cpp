@@ -227,9 +227,13 @@ bool NodeWire::NotRevoked(const std::shared_ptr<Call>& c) {
 
 void NodeWire::ForNode(const std::shared_ptr<Call>& c, Step then) {
   if (!Authenticated(c)) return;
-  if (!c->req.tls) return then();
-  workers_->Post([this, c, then = std::move(then)] {
-    if (NotRevoked(c)) then();
+  Step admitted = [this, c, then = std::move(then)] {
+    o_.plane->Seen(c->node, c->incarnation);  // every authenticated request is evidence of life (R31)
+    then();
+  };
+  if (!c->req.tls) return admitted();
+  workers_->Post([this, c, admitted = std::move(admitted)] {
+    if (NotRevoked(c)) admitted();
   });
 }
 
@@ -244,18 +248,30 @@ void NodeWire::ForNewWork(const std::shared_ptr<Call>& c, Step then) {
 void NodeWire::ForOwnLease(const std::shared_ptr<Call>& c, Step then) {
   ForNode(c, [this, c, then = std::move(then)] {
     workers_->Post([this, c, then = std::move(then)] {
-      o_.plane->Seen(c->node, c->incarnation);  // a heartbeat is evidence of life
       auto by_owner = o_.plane->AuthorizeLease(c->node, c->incarnation, c->lease);
-      if (!by_owner.ok()) return c->Fail(by_owner.status());
-      if (!*by_owner) {
-        // Admitted by membership alone: the ledger must place the lease here (R19).
-        auto lease = o_.leases->GetLease(c->lease);
-        if (!lease.ok()) return c->Fail(lease.status());
-        const std::string& placed = lease->node.empty() ? lease->target_node : lease->node;
-        if (!placed.empty() && placed != c->node) {
-          return c->Fail(409, "superseded",
-                         "the ledger places lease " + c->lease + " on node \"" + placed + "\", not \"" + c->node + "\"");
-        }
+      if (by_owner.ok() && *by_owner) return then();  // the recorded owner
+      // Otherwise the ledger decides, read in the same request (R19).
+      auto lease = o_.leases->GetLease(c->lease);
+      if (!lease.ok() && lease.status().detail() == NP_NOT_FOUND) {
+        // Ended: whose job it was decides, so its node can still settle a
+        // release and remove the lease's runner (R25).
+        auto ended = o_.leases->EndedLeaseNode(c->lease);
+        if (ended.ok() && *ended == c->node) return then();
+        return c->Fail(by_owner.ok() ? lease.status() : by_owner.status());
+      }
+      if (!lease.ok()) return c->Fail(lease.status());
+      if (!by_owner.ok()) {
+        // Not a process the plane admits; the holder the ledger recorded
+        // still is, as after a restart that forgot it (R14, R26).
+        const bool holder = !c->incarnation.empty() && lease->node == c->node &&
+                            lease->holder_incarnation == c->incarnation;
+        return holder ? then() : c->Fail(by_owner.status());
+      }
+      // Admitted by membership alone: the ledger must place the lease here (R19).
+      const std::string& placed = lease->node.empty() ? lease->target_node : lease->node;
+      if (!placed.empty() && placed != c->node) {
+        return c->Fail(409, "superseded",
+                       "the ledger places lease " + c->lease + " on node \"" + placed + "\", not \"" + c->node + "\"");
       }
       then();
     });
@@ -265,21 +281,35 @@ void NodeWire::ForOwnLease(const std::shared_ptr<Call>& c, Step then) {
 void NodeWire::Register(const std::shared_ptr<Call>& c) {
   workers_->Post([this, c] {
     auto req = DecodeRegister(c->req.body);
-    if (!req.ok()) {
-      // Nobody can be named: on the loopback wire every proof is discarded (R15).
-      Status s = o_.plane->ArrivalWasUnreadable();
-      if (!s.ok()) return c->Fail(503, "", s.message());
-      return c->Fail(req.status());
+    if (c->req.tls) {
+      // The certificate names who is arriving, whatever the body says: that
+      // host's proof is discarded first (R16, R18), and no other host's.
+      if (!c->req.peer || c->req.peer->common_name.empty()) {
+        return c->Fail(401, "unauthenticated", "this wire requires a client certificate issued by the deployment's authority");
+      }
+      c->node = c->req.peer->common_name;
+      if (Status s = o_.plane->ArrivingForRegistration(c->node); !s.ok()) return c->Fail(503, "", s.message());
+      if (!req.ok()) return c->Fail(req.status());
+      if (req->node != c->node) {
+        return c->Fail(403, "refused", "this connection is authenticated as node \"" + c->node +
+                                           "\" and cannot register \"" + req->node.substr(0, 100) + "\"");
+      }
+      if (!NotRevoked(c)) return;
+    } else {
+      // On the loopback wire a body that cannot be decoded names nobody, so
+      // every host's proof is discarded (R15).
+      if (!req.ok()) {
+        if (Status s = o_.plane->ArrivalWasUnreadable(); !s.ok()) return c->Fail(503, "", s.message());
+        return c->Fail(req.status());
+      }
+      c->node = req->node;
+      if (Status s = o_.plane->ArrivingForRegistration(c->node); !s.ok()) return c->Fail(503, "", s.message());
     }
-    // Discarding the node's barrier proof comes first, before any check (R16, R18).
-    if (Status s = o_.plane->ArrivingForRegistration(req->node); !s.ok()) return c->Fail(503, "", s.message());
-    c->node = req->node;
-    if (!Authenticated(c) || !NotRevoked(c)) return;
-    auto launched = o_.leases->LaunchedLeaseIds(req->node);
-    if (!launched.ok()) return c->Fail(503, "", launched.status().message());
-    auto resp = o_.plane->CompleteRegistration(*req, *launched);
+    auto resp = o_.plane->CompleteRegistration(*req);
     if (!resp.ok()) {
-      if (plane::Is(resp.status(), plane::kRefused)) return c->Fail(resp.status());
+      if (plane::Is(resp.status(), plane::kRefused) || plane::Is(resp.status(), plane::kSuperseded)) {
+        return c->Fail(resp.status());
+      }
       return c->Fail(503, "", resp.status().message());  // an outage: the node retries
     }
     c->Reply(200, Encode(*resp));
@@ -287,11 +317,26 @@ void NodeWire::Register(const std::shared_ptr<Call>& c) {
 }
 
 void NodeWire::Poll(const std::shared_ptr<Call>& c) {
-  o_.plane->PollAsync(c->node, c->incarnation, [c](nodeplane::Result<std::optional<plane::Command>> r) {
+  plane::Plane* plane = o_.plane;
+  auto ticket = plane->PollAsync(c->node, c->incarnation, [c, plane](nodeplane::Result<std::optional<plane::Command>> r) {
     if (!r.ok()) return c->Fail(r.status());
     if (!r->has_value()) return c->NoContent();  // nothing to do
-    c->Reply(200, Encode(**r));
+    HttpResponse resp{200, "application/json", Encode(**r)};
+    // A command is delivered only to a client that is still there: one the
+    // connection could not carry goes back to the queue (R43, S06).
+    resp.on_unsent = [plane, node = c->node, incarnation = c->incarnation, id = (*r)->id] {
+      plane->GiveBack(node, incarnation, id);
+    };
+    c->respond(std::move(resp));
   });
+  if (c->req.client) {
+    // A poll whose client went away takes nothing more (weak: the ticket
+    // holds this call, and the call holds the watch).
+    std::weak_ptr<plane::PollTicket> weak = ticket;
+    c->req.client->OnGone([plane, weak] {
+      if (auto t = weak.lock()) plane->CancelPoll(t);
+    });
+  }
 }
 
 void NodeWire::ReportResult(const std::shared_ptr<Call>& c) {
@@ -315,7 +360,6 @@ void NodeWire::Bind(const std::shared_ptr<Call>& c) {
   auto body = DecodeEpoch(c->req.body, "bind");
   if (!body.ok()) return c->Fail(body.status());
   workers_->Post([this, c, epoch = body->epoch] {
-    o_.plane->Seen(c->node, c->incarnation);
     if (Status s = o_.plane->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
     // The path decides the node; a body naming another is ignored, not obeyed.
     Status s = o_.leases->Bind(c->lease, epoch, c->node, c->incarnation);
@@ -357,7 +401,6 @@ void NodeWire::LeaseOp(const std::shared_ptr<Call>& c, const std::string& op) {
 void NodeWire::Launched(const std::shared_ptr<Call>& c) {
   workers_->Post([this, c] {
     if (Status s = o_.plane->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
-    o_.plane->Seen(c->node, c->incarnation);
     auto launched = o_.leases->LaunchedLeaseIds(c->node);
     if (!launched.ok()) return c->Fail(launched.status());
     auto quarantined = o_.leases->QuarantinedLeaseIds(c->node);
@@ -466,7 +509,6 @@ void NodeWire::Jit(const std::shared_ptr<Call>& c) {
   workers_->Post([this, c] {
     auto body = DecodeJit(c->req.body);
     if (!body.ok()) return c->Fail(body.status());
-    o_.plane->Seen(c->node, c->incarnation);
     const std::string lease = plane::LeaseOfRunnerName(body->runner_name);
     if (lease.empty()) {
       return c->Fail(403, "refused", "runner name \"" + body->runner_name.substr(0, 100) +
@@ -496,21 +538,37 @@ void NodeWire::Jit(const std::shared_ptr<Call>& c) {
   });
 }
 
+Result<std::string> NodeWire::TierOfLease(const std::string& lease_id) {
+  auto lease = o_.leases->GetLease(lease_id);
+  if (lease.ok()) return lease->tier;
+  if (lease.status().detail() != NP_NOT_FOUND) return lease.status();
+  auto job = o_.leases->JobForLease(lease_id);  // ended: its history still knows
+  if (!job.ok()) return job.status();
+  if (!job->has_value()) return lease.status();
+  return (*job)->tier;
+}
+
 void NodeWire::RemoveRunner(const std::shared_ptr<Call>& c) {
   auto body = DecodeRemoveRunner(c->req.body);
   if (!body.ok()) return c->Fail(body.status());
-  auto lease = o_.leases->GetLease(c->lease);
-  if (!lease.ok()) return c->Fail(lease.status());
+  auto tier = TierOfLease(c->lease);
+  if (!tier.ok()) return c->Fail(tier.status());
   const TierTarget* target = nullptr;
   ports::JitSource* source = nullptr;
-  if (Status s = TargetOf(lease->tier, &target, &source); !s.ok()) return c->Fail(s);
-  if (Status s = source->RemoveRunner(body->runner_id, plane::RunnerNameFor(c->lease)); !s.ok()) return c->Fail(s);
+  if (Status s = TargetOf(*tier, &target, &source); !s.ok()) return c->Fail(s);
+  // The runner is the one named for the lease the node is entitled to; the
+  // id the node sent is never trusted to say which runner that is (R24).
+  const std::string name = plane::RunnerNameFor(c->lease);
+  if (body->runner_id != 0) {
+    o_.log->Debug("wire.runner_id_ignored", {{"node", c->node}, {"lease", c->lease}, {"runner_id", body->runner_id}});
+  }
+  if (Status s = source->RemoveRunner(0, name); !s.ok()) return c->Fail(s);
   c->NoContent();
 }
 
 void NodeWire::RecoverRunner(const std::shared_ptr<Call>& c) {
   if (Status s = DecodeEmpty(c->req.body.empty() ? "{}" : c->req.body, "runner_recover"); !s.ok()) return c->Fail(s);
-  auto lease = o_.leases->GetLease(c->lease);
+  auto lease = o_.leases->GetLease(c->lease);  // only a quarantined lease, which is open
   if (!lease.ok()) return c->Fail(lease.status());
   if (lease->phase != ports::Phase::kQuarantine) {
     return c->Fail(409, "refused", "runner recovery is only allowed for quarantined compute");

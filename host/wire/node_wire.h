@@ -7,7 +7,10 @@
 //   forNewWork  the node's current process only (poll, bind, launched,
 //               reconcile, withdraw): 409 superseded otherwise
 //   forOwnLease the process that owns the lease, or the current process when
-//               the ledger agrees the lease is placed on this node
+//               the ledger agrees the lease is placed on this node, or the
+//               holder the ledger recorded for it; for an ended lease, any
+//               process of the node its job was attributed to
+// Every guard counts an admitted request as the node's sign of life (R31).
 //
 // Identity: on the loopback wire (no TLS; LoopbackOnly) the node's name is
 // the path's. Over TLS it is the verified client certificate's Common Name,
@@ -104,6 +107,8 @@ class NodeWire : public HttpHandler {
   void RemoveRunner(const std::shared_ptr<Call>& c);
   void RecoverRunner(const std::shared_ptr<Call>& c);
 
+  // The tier of a lease, open or ended.
+  Result<std::string> TierOfLease(const std::string& lease_id);
   // The JIT source and tier facts for `tier`, or a refusal for the caller.
   Status TargetOf(const std::string& tier, const TierTarget** target, ports::JitSource** source) const;
   // The tier's runner group, resolved once per target and group and then

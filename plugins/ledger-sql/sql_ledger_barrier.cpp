@@ -148,6 +148,15 @@ bool SqlLedger::ComputeClear() {
     if (barrier.empty()) return false;
     auto [generation, sealed] = LoadAdmission(s);
     if (!sealed || generation != barrier.front().generation) return false;
+    // The ledger barrier first: a compute barrier means nothing while any
+    // lease is open, on a withdrawn host or anywhere else.
+    long long open = 0;
+    s << std::string("SELECT COUNT(*) FROM leases WHERE ") + kOpen, soci::into(open);
+    if (open > 0) return false;
+    // Then every host that may still be asked. A withdrawn host is not: it
+    // said it will not poll again, and with no lease open anywhere it holds
+    // nothing the ledger knows of. One that still held a lease kept the
+    // answer false above, because withdrawal changes placement, not what runs.
     long long unproved = 0;
     const long long grace = options_.barrier_grace_ns;
     s << "SELECT COUNT(*) FROM nodes n LEFT JOIN compute_barrier_nodes r ON r.node = n.name "

@@ -29,9 +29,15 @@ int64_t SqlLedger::RegisterNode(const Registration& reg) {
   return Write([&](soci::session& s) {
     const long long now = Now();
     NodeRow old;
-    s << "SELECT provider, site, epoch FROM nodes WHERE name = :n", soci::into(old.provider), soci::into(old.site),
-        soci::into(old.epoch), soci::use(reg.name);
+    s << "SELECT provider, site, epoch, incarnation FROM nodes WHERE name = :n", soci::into(old.provider),
+        soci::into(old.site), soci::into(old.epoch), soci::into(old.incarnation), soci::use(reg.name);
     const bool known = s.got_data();
+    if (known && reg.incarnation.empty() && !old.incarnation.empty()) {
+      // Once claimed, an incarnation is never blanked: a process without
+      // one is another process under the name (R23).
+      Fail(NP_CONFLICT, "node " + reg.name + " was registered by a process that claimed an incarnation; a "
+                        "registration without one cannot replace it");
+    }
     if (known && (old.provider != reg.provider || old.site != reg.site)) {
       // Live work pins a host's backend and site: anything that may have
       // compute, and escrow that has not expired.

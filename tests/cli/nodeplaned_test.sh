@@ -54,6 +54,28 @@ check-plugin-error)
   grep -qF 'plugin_error.toml:4:1: plugins.ledger: plugin instance "ledger": ledger-sqlite: config key "journal" is unknown (known keys: barrier_grace_seconds, path, quarantine_grace_seconds, readers)' <<<"$out" \
     || fail "the plugin's own message is missing: $out"
   ;;
+help)
+  # Issue 17 #14: --help, -h and help print the usage and exit 0 wherever
+  # they appear, for each of the three programs; a flag's value stays one.
+  d=$(dirname "$bin")
+  while read -r line; do
+    out=$($line 2>&1) || fail "\"$line\" exited $?: $out"
+    grep -q '^usage:\|^ *usage:' <<<"$out" || fail "\"$line\" printed no usage: $out"
+  done <<LINES
+$bin --help
+$bin --config /nowhere.toml --help
+$bin --bogus -h
+$d/nodeplanectl --help
+$d/nodeplanectl --config /nowhere.toml --help
+$d/nodeplanectl help
+$d/nodeplanectl leases list --help
+$d/nodeplane-node --help
+$d/nodeplane-node help
+$d/nodeplane-node run --help
+$d/nodeplane-node run --server 127.0.0.1:1 --state-dir /nowhere -h
+LINES
+  "$d/nodeplane-node" run --name help >/dev/null 2>&1; [ $? -eq 2 ] || fail "--name help was taken as a request for help"
+  ;;
 bad-args)
   "$bin" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown argument did not exit 2"
   "$bin" >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing --config did not exit 2"

@@ -191,5 +191,39 @@ TEST_F(BarrierTest, C77_QuiescenceIsQuietOnlyWhenSealedAndNothingIsOpen) {
   EXPECT_TRUE(ledger_->GetQuiescence()->Quiet());
 }
 
+// C86 (nodeplane's own, issue 17 #2; R36): withdrawal changes placement,
+// not what runs. A withdrawn host that still holds a lease keeps the compute
+// barrier unproven however well the rest of the fleet answers; once nothing
+// is open it is not waited for, since it will never be asked again.
+TEST_F(BarrierTest, C86_AWithdrawnHostWithAnOpenLeaseIsUnproved) {
+  int64_t e1 = Register("n1", "docker", 8, 32 * kGiB, "", "i1");
+  ports::Lease running = Running();
+  ASSERT_EQ(running.node, "n1");
+  Register("n2");
+  ASSERT_OK(ledger_->NodeWithdrawn("n1", e1, "i1"));
+  std::string b = SealAndAsk();
+  Observe(b, "n2", true);
+  Advance(kGrace);
+  Observe(b, "n2", true);
+  EXPECT_FALSE(Clear()) << "a withdrawn host still running a lease counted as proved";
+  ASSERT_OK(ledger_->Release(running.id, running.epoch, Phase::kDone));
+  EXPECT_TRUE(Clear());
+}
+
+// C87 (nodeplane's own, issue 17 #2): the compute barrier means nothing
+// before the ledger barrier holds: an open lease anywhere, escrow included,
+// keeps it unproven.
+TEST_F(BarrierTest, C87_AnOpenLeaseKeepsTheComputeBarrierUnproved) {
+  Register("n1");
+  ports::Lease escrow = EscrowOne();
+  std::string b = SealAndAsk();
+  Observe(b, "n1", true);
+  Advance(kGrace);
+  Observe(b, "n1", true);
+  EXPECT_FALSE(Clear());
+  ASSERT_OK(ledger_->Release(escrow.id, escrow.epoch, Phase::kDone));
+  EXPECT_TRUE(Clear());
+}
+
 }  // namespace
 }  // namespace nodeplane::conformance

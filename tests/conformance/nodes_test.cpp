@@ -170,5 +170,25 @@ TEST_F(NodesTest, C85_BumpDispatchCountsLaunchesPerNode) {
   EXPECT_FALSE(none->has_value());
 }
 
+// C88 (nodeplane's own, issue 17 #10; R23): an incarnation, once recorded,
+// is never blanked: a registration without one is another process.
+TEST_F(NodesTest, C88_ARegistrationWithoutAnIncarnationCannotBlankAClaimedOne) {
+  const ports::NodeRegistration unclaimed{"old", "docker", "", "", "", 8, 32 * kGiB, 1};
+  ASSERT_TRUE(ledger_->RegisterNode(unclaimed).ok());  // never claimed one: accepted without, again and again
+  EXPECT_EQ(ledger_->RegisterNode(unclaimed).value(), 2);
+  Register("n1", "docker", 8, 32 * kGiB, "", "i1");
+  auto blank = ledger_->RegisterNode({"n1", "docker", "", "", "", 8, 32 * kGiB, 1});
+  EXPECT_NP(blank.status(), NP_CONFLICT);
+  auto nodes = ledger_->ListNodes();
+  ASSERT_TRUE(nodes.ok());
+  for (const ports::Node& n : *nodes) {
+    if (n.name == "n1") {
+      EXPECT_EQ(n.incarnation, "i1");
+      EXPECT_EQ(n.epoch, 1);
+    }
+  }
+  EXPECT_EQ(Register("n1", "docker", 8, 32 * kGiB, "", "i2"), 2);  // another claim supersedes, as ever
+}
+
 }  // namespace
 }  // namespace nodeplane::conformance

@@ -160,6 +160,26 @@ node-kill)
   wait_until "the lease to be freed" bash -c "[ \"\$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases show $lease | sed -n 's/.*\"phase\":\"\([a-z]*\)\".*/\1/p')\" = failed ]"
   grep -q "event=node.leftover_stopped lease=$lease" "$dir/n1.log" || fail "the orphaned job was not stopped"
   ;;
+node-outage)
+  # Issue 17 #12, issue 24 #2: the node is frozen (SIGSTOP) past the lease
+  # TTL while its job runs, so the reaper quarantines the lease and sweeps.
+  # The job of a quarantined lease is no orphan: the node's sweep keeps it,
+  # and when it finishes the node settles the lease done at its new epoch.
+  write_config
+  start_host
+  start_node n1
+  wait_until "n1 to register" node_is n1 live
+  launch 1
+  wait_until "the job to run" lease_is "$lease" busy
+  kill -STOP $node
+  wait_until "the lease to be quarantined" lease_is "$lease" quarantine
+  kill -CONT $node
+  wait_until "the node's sweep after the reap" grep -q "event=node.sweep " "$dir/n1.log"
+  grep -q "event=node.swept lease=$lease" "$dir/n1.log" && fail "the sweep stopped a quarantined lease's job"
+  finish_job 1
+  wait_until "the lease to be settled" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json leases show $lease | grep -q '\"phase\":\"done\"'"
+  grep -q "event=node.released lease=$lease outcome=done" "$dir/n1.log" || fail "the node did not log its release"
+  ;;
 node-sigterm)
   # SIGTERM on a node withdraws it: nothing new is placed there, and the job
   # it runs finishes and is released before the process exits 0.
@@ -426,6 +446,49 @@ superseded)
   wait $first; rc=$?
   [ $rc -eq 3 ] || fail "the superseded process exited $rc"
   grep -q "event=node.superseded" "$dir/n1.log" || fail "no node.superseded line"
+  ;;
+launch-failure)
+  # Issue 17 #13 (R43): a launch the node answers with a clean failure
+  # releases its lease; it is not left open for the reaper.
+  write_config
+  start_host
+  inc=0123456789abcdef0123456789abcdef
+  node_call() {  # node_call PATH [BODY]: as the scripted node "s1"
+    curl -sS -X POST -H "Nodeplane-Incarnation: $inc" --data "${2:-}" "http://127.0.0.1:$port$1"
+  }
+  node_call /v1/register '{"version":1,"node":"s1","provider":"process","deployment":"e2e","incarnation":"'$inc'","vcpu":2,"memory":1073741824}' >/dev/null
+  wait_until "s1 to register" node_is s1 live
+  ctl --json launch --tier job --request-id 5 >"$dir/launch.out" 2>&1 &
+  launcher=$!
+  cmd=$(node_call /v1/nodes/s1/poll)
+  read -r id lease < <(python3 -c 'import json,sys; c=json.load(sys.stdin); print(c["id"], c["lease"]["id"])' <<<"$cmd")
+  [ -n "$id" ] && [ -n "$lease" ] || fail "no launch in the poll: $cmd"
+  node_call /v1/nodes/s1/result '{"id":"'$id'","ok":false,"error":"no room for it"}' >/dev/null
+  wait $launcher && fail "the launch succeeded: $(cat "$dir/launch.out")"
+  wait_until "the lease to be released" lease_is "$lease" failed
+  ctl --json leases show "$lease" | grep -q 'no room for it' || fail "the failure is not recorded: $(ctl --json leases show "$lease")"
+  ;;
+shutdown-bound)
+  # Issue 17 #7: SIGTERM stops nodeplaned within 5 s even while a barrier
+  # round waits on a node that registered and never polls, so nothing
+  # answers it for a command timeout (10 minutes).
+  write_config
+  sed -i 's/^poll_window = .*/poll_window = "30s"/' "$dir/nodeplane.toml"  # the mute node is not expired meanwhile
+  start_host
+  code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H 'Nodeplane-Incarnation: 0123456789abcdef0123456789abcdef' \
+    --data '{"version":1,"node":"mute","provider":"process","deployment":"e2e","incarnation":"0123456789abcdef0123456789abcdef","vcpu":1,"memory":1073741824}' \
+    "http://127.0.0.1:$port/v1/register")
+  [ "$code" = 200 ] || fail "the mute node's registration answered $code"
+  ctl drain --timeout 60s >"$dir/drain.out" 2>&1 &
+  wait_until "the barrier round to ask the mute node" bash -c \
+    "$bin/nodeplanectl --config $dir/nodeplane.toml metrics | grep -q '^nodeplane_commands_queued 1$'"
+  start=$(date +%s%N)
+  kill -TERM $host
+  wait $host; rc=$?
+  took_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  [ $rc -eq 0 ] || fail "nodeplaned exited $rc on SIGTERM"
+  [ $took_ms -lt 5000 ] || fail "nodeplaned took $took_ms ms to stop; the bound is 5000 ms"
+  echo "stopped in $took_ms ms"
   ;;
 ctl-basics)
   # nodeplanectl's contract: exit codes that tell a refusal from an

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <future>
 #include <mutex>
@@ -87,17 +88,32 @@ class NodeWireTest : public ::testing::Test {
     cat.lease_ttl_ns = 90'000'000'000;
     cat.tiers.push_back({"small", 1, kGiB, {"process"}, "linux", "", "", 0, 0});
     ASSERT_TRUE(ledger_->SetCatalog(cat).ok());
+    barrier_ = std::make_unique<RecordingBarrier>(*ledger_);
+    MakePlane();
+    Serve(NodeWireOptions{});
+  }
+  // A new Plane over the fixture's ledger, on `clock` (null: the system's).
+  void MakePlane(const plane::Clock* clock = nullptr) {
     plane::PlaneOptions o;
     o.deployment = "dep";
     o.tiers.push_back(plane::Tier{plane::TierShape{"small", 1, kGiB, "linux", "", {"/bin/true"}, "", {}, false},
                                   {"process"}});
     o.registrar = ledger_.get();
     o.leases = ledger_.get();
-    barrier_ = std::make_unique<RecordingBarrier>(*ledger_);
     o.barrier = barrier_.get();
     o.log = &log_;
+    o.clock = clock;
     plane_ = std::make_unique<plane::Plane>(o);
-    Serve(NodeWireOptions{});
+  }
+  // The control plane restarts: a new Plane that remembers nothing, the
+  // ledger's fleet forgotten (as nodeplaned does at start), the wire again.
+  void RestartPlane(NodeWireOptions w = {}) {
+    server_.reset();
+    routes_.reset();
+    plane_.reset();
+    ASSERT_TRUE(ledger_->ForgetEveryNode().ok());
+    MakePlane();
+    Serve(std::move(w));
   }
   // (Re)starts the wire with `w`'s JIT settings on the fixture's plane and ledger.
   void Serve(NodeWireOptions w) {
@@ -143,6 +159,49 @@ class NodeWireTest : public ::testing::Test {
     return R"({"version":1,"node":")" + node + R"(","provider":"process","deployment":"dep","incarnation":")" + inc +
            R"(","vcpu":4,"memory":8589934592)" + extra + "}";
   }
+  // The registration the reference node sends: its inventory, known.
+  std::string NodeRegisterBody(const std::string& node, const std::string& inc,
+                               const std::vector<std::string>& running) {
+    std::string list;
+    for (const std::string& id : running) list += (list.empty() ? "\"" : ",\"") + id + "\"";
+    return RegisterBody(node, inc, R"(,"instances":[)" + list + R"(],"inventory_known":true)");
+  }
+  // A lease launched onto `node` and run by process `inc`, the way the
+  // reference node does it: poll, bind, launching, result, online, busy.
+  ports::Lease LaunchedOn(const std::string& node, const std::string& inc, int64_t request_id = 42) {
+    auto leases = ledger_->Escrow("small", 1);
+    EXPECT_TRUE(leases.ok() && leases->size() == 1);
+    ports::Lease lease = leases->front();
+    EXPECT_TRUE(ledger_->Assign(lease.id, lease.epoch, 7, request_id).ok());
+    lease.phase = ports::Phase::kAssigned;
+    auto launch = std::async(std::launch::async, [&] {
+      ports::Lease l = lease;
+      return plane_->runner().Launch(l, plane::Job{request_id, 7, "push", "acme", "api", "ci.yml"});
+    });
+    while (plane_->QueuedForTest(node) != 1) std::this_thread::yield();
+    Reply cmd = Send("POST", "/v1/nodes/" + node + "/poll", "", inc);
+    EXPECT_EQ(cmd.status, 200) << cmd.body;
+    const std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);
+    const std::string base = "/v1/nodes/" + node + "/leases/" + lease.id;
+    EXPECT_EQ(Send("POST", base + "/bind", R"({"epoch":0})", inc).status, 204);
+    EXPECT_EQ(Send("POST", base + "/advance", R"({"epoch":0,"phase":"launching"})", inc).status, 204);
+    EXPECT_EQ(Send("POST", "/v1/nodes/" + node + "/result", R"({"id":")" + id + R"(","ok":true})", inc).status, 204);
+    EXPECT_TRUE(launch.get().ok());
+    EXPECT_EQ(Send("POST", base + "/advance", R"({"epoch":0,"phase":"online"})", inc).status, 204);
+    EXPECT_EQ(Send("POST", base + "/advance", R"({"epoch":0,"phase":"busy"})", inc).status, 204);
+    return lease;
+  }
+  // Waits, at most `seconds`, for `done`; false when it never held.
+  template <typename F>
+  static bool Eventually(F done, int seconds = 10) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
   // Escrows and assigns a lease on `node`, as a job source would.
   ports::Lease Assigned() {
     auto leases = ledger_->Escrow("small", 1);
@@ -211,7 +270,13 @@ struct ScriptedSource : ports::JitSource {
     if (!mint_failure.ok()) return mint_failure;
     return ports::JitRegistration{1, r.runner_name, "secret"};
   }
-  Status RemoveRunner(int64_t, const std::string&) override { return ++calls, Status::Ok(); }
+  std::mutex mu;
+  std::vector<std::pair<int64_t, std::string>> removed;  // (id, name) as asked
+  Status RemoveRunner(int64_t id, const std::string& name) override {
+    std::lock_guard l(mu);
+    removed.emplace_back(id, name);
+    return ++calls, Status::Ok();
+  }
   Result<ports::RunnerState> RecoverRunner(const std::string&) override { return ++calls, ports::RunnerState{}; }
 };
 
@@ -381,6 +446,150 @@ TEST_F(NodeWireTest, ALeaseOperationOnAnotherNodesLeaseIsRefused) {
                       R"({"epoch":5})", lease.target_node == "n1" ? "i1" : "j1");
   EXPECT_EQ(fenced.status, 409);
   EXPECT_NE(fenced.body.find(R"("code":"fenced")"), std::string::npos);
+}
+
+// Issue 17 #1 (R14, R26, R27, S20), through the wire with the reference
+// node's real registrations: the control plane restarts, process A comes
+// back with its job, process B registers under the same name running
+// nothing. B never takes A's lease: A's heartbeats and release stand, and
+// B's reconcile frees nothing of it.
+TEST_F(NodeWireTest, R14_R26_AReplacementNeverTakesAnAdoptedLease) {
+  ASSERT_EQ(Send("POST", "/v1/register", NodeRegisterBody("n1", "i1", {})).status, 200);
+  ports::Lease lease = LaunchedOn("n1", "i1");
+  RestartPlane();
+  ASSERT_EQ(Send("POST", "/v1/register", NodeRegisterBody("n1", "i1", {lease.id}), "i1").status, 200);
+  ASSERT_EQ(Send("POST", "/v1/register", NodeRegisterBody("n1", "i2", {}), "i2").status, 200);
+  const std::string base = "/v1/nodes/n1/leases/" + lease.id;
+  Reply beat = Send("POST", base + "/heartbeat", R"({"epoch":0})", "i1");
+  EXPECT_EQ(beat.status, 204) << beat.body;
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/reconcile", R"({"instances":[]})", "i2").status, 200);
+  EXPECT_TRUE(plane_->OwnsForTest(lease.id, "n1", "i1"));
+  EXPECT_EQ(Send("POST", base + "/heartbeat", R"({"epoch":0})", "i1").status, 204);
+  EXPECT_EQ(Send("POST", base + "/release", R"({"epoch":0,"outcome":"done"})", "i1").status, 204);
+  auto job = ledger_->JobForLease(lease.id);
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_EQ((*job)->conclusion, ports::Phase::kDone);
+}
+
+// Issue 17 #1, #4 (R14, R26, R27): after a restart the ledger's holder keeps
+// its lease even before anyone registers, and when only the replacement
+// comes back; a destroy the replacement answers is not confirmed.
+TEST_F(NodeWireTest, R14_R27_TheLedgersHolderSurvivesARestartItsReplacementCannotConfirm) {
+  ASSERT_EQ(Send("POST", "/v1/register", NodeRegisterBody("n1", "i1", {})).status, 200);
+  ports::Lease lease = LaunchedOn("n1", "i1", 77);
+  RestartPlane();
+  const std::string base = "/v1/nodes/n1/leases/" + lease.id;
+  Reply early = Send("POST", base + "/heartbeat", R"({"epoch":0})", "i1");
+  EXPECT_EQ(early.status, 204) << early.body;  // nobody registered yet: the ledger's holder
+  ASSERT_EQ(Send("POST", "/v1/register", NodeRegisterBody("n1", "i2", {}), "i2").status, 200);
+  EXPECT_TRUE(plane_->OwnsForTest(lease.id, "n1", "i1"));
+  auto owner = plane_->OwnerOfRequest(77);
+  ASSERT_TRUE(owner.has_value());  // the request id came back with the lease
+  EXPECT_EQ(owner->incarnation, "i1");
+  EXPECT_FALSE(owner->current);
+  auto destroy = std::async(std::launch::async, [&] { return plane_->runner().Destroy(77); });
+  while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
+  Reply cmd = Send("POST", "/v1/nodes/n1/poll", "", "i2");
+  ASSERT_EQ(cmd.status, 200) << cmd.body;
+  const std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/result", R"({"id":")" + id + R"(","ok":true})", "i2").status, 204);
+  EXPECT_TRUE(plane::Is(destroy.get(), plane::kCustody));  // i2 truthfully has nothing; i1 has the job
+  EXPECT_EQ(Send("POST", base + "/heartbeat", R"({"epoch":0})", "i1").status, 204);
+}
+
+// Issue 17 #3 (R43, S06): a poll whose client hung up takes nothing; the
+// launch waits for a poll that can carry it.
+TEST_F(NodeWireTest, R43_APollWhoseClientWentAwayIsCancelled) {
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  {
+    testing::RawConnection dead(server_->port());
+    ASSERT_TRUE(dead.Send("POST /v1/nodes/n1/poll HTTP/1.1\r\nHost: x\r\nNodeplane-Incarnation: i1\r\n"
+                          "Content-Length: 0\r\n\r\n"));
+    ASSERT_TRUE(Eventually([&] { return plane_->WaitersForTest("n1") == 1; }));
+  }  // the client closes its connection
+  ASSERT_TRUE(Eventually([&] { return plane_->WaitersForTest("n1") == 0; })) << "the dead poll is still parked";
+  ports::Lease lease = Assigned();
+  auto launch = std::async(std::launch::async, [&] {
+    ports::Lease l = lease;
+    return plane_->runner().Launch(l, plane::Job{42, 7, "push", "acme", "api", "ci.yml"});
+  });
+  while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();  // not taken by the dead poll
+  Reply cmd = Send("POST", "/v1/nodes/n1/poll");
+  ASSERT_EQ(cmd.status, 200) << cmd.body;
+  const std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/result", R"({"id":")" + id + R"(","ok":false,"error":"no"})").status, 204);
+  EXPECT_FALSE(plane::Is(launch.get(), plane::kCustody));  // the node's own answer, not silence
+}
+
+// Issue 17 #8 (R03): a launch result the plane does not know (it restarted
+// since) keeps the node's custody; it is never a bare 204.
+TEST_F(NodeWireTest, R03_AResultAfterARestartKeepsCustody) {
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  RestartPlane();
+  Reply late = Send("POST", "/v1/nodes/n1/result", R"({"id":"0123456789abcdef0123456789abcdef","ok":true})");
+  EXPECT_EQ(late.status, 409) << late.body;
+  EXPECT_NE(late.body.find(R"("code":"custody")"), std::string::npos) << late.body;
+}
+
+// Issue 17 #10 (R23): once an incarnation was claimed, a registration
+// without one is refused as superseded, by the plane and, after a restart,
+// by the ledger; the ledger's row keeps its incarnation.
+TEST_F(NodeWireTest, R23_ARegistrationWithoutAnIncarnationCannotBlankTheClaim) {
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  const std::string anonymous = R"({"version":1,"node":"n1","provider":"process","deployment":"dep","vcpu":4,"memory":8589934592})";
+  Reply r = Send("POST", "/v1/register", anonymous, "");
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_NE(r.body.find(R"("code":"superseded")"), std::string::npos) << r.body;
+  RestartPlane();
+  Reply after = Send("POST", "/v1/register", anonymous, "");
+  EXPECT_EQ(after.status, 409) << after.body;
+  auto nodes = ledger_->ListNodes();
+  ASSERT_TRUE(nodes.ok() && nodes->size() == 1);
+  EXPECT_EQ(nodes->front().incarnation, "i1");
+}
+
+// Issue 17 #9 (R31): every authenticated request is evidence of life, not
+// only polls and lease operations.
+TEST_F(NodeWireTest, R31_EveryAuthenticatedRequestKeepsTheNodeAlive) {
+  plane::FakeClock clock(1'800'000'000LL * 1'000'000'000);
+  server_.reset();
+  routes_.reset();
+  MakePlane(&clock);
+  Serve(NodeWireOptions{});
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  const int64_t window = plane_->poll_window_ns();
+  for (const auto& [method, path, body] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"POST", "/v1/nodes/n1/describe", R"({"tier":"small"})"},
+           {"GET", "/v1/nodes/n1/cache-policy?owner=a&repository=b", ""},
+           {"POST", "/v1/nodes/n1/renew", "{}"},
+           {"POST", "/v1/nodes/n1/reconcile", R"({"instances":[]})"},
+           {"GET", "/v1/nodes/n1/launched", ""}}) {
+    clock.Advance(3 * window);  // silent for three windows of the four
+    Send(method, path, body);   // answered or refused, it is the node speaking
+    plane_->ExpireSilentNodes();
+    ASSERT_EQ(plane_->Nodes(), std::vector<std::string>{"n1"}) << path << " was not taken as a sign of life";
+  }
+  server_.reset();
+  routes_.reset();
+  plane_.reset();  // before the clock it reads
+}
+
+// Issue 17 #11 (R19, R25) and #6 (R24): after its release a lease's node can
+// still remove its runner, and the runner is the one named for the lease,
+// whatever id the node sent.
+TEST_F(NodeWireJitTest, R24_R25_ARunnerIsRemovedByItsLeasesNameEvenAfterTheRelease) {
+  ScriptedSource source;
+  ServeJit("org-a", &source);
+  ASSERT_EQ(Send("POST", "/v1/register", NodeRegisterBody("n1", "i1", {})).status, 200);
+  ports::Lease lease = LaunchedOn("n1", "i1");
+  const std::string base = "/v1/nodes/n1/leases/" + lease.id;
+  ASSERT_EQ(Send("POST", base + "/release", R"({"epoch":0,"outcome":"done"})").status, 204);
+  EXPECT_EQ(Send("POST", base + "/release", R"({"epoch":0,"outcome":"done"})").status, 204);  // a retry is harmless
+  Reply removed = Send("POST", base + "/runner/remove", R"({"runner_id":999})");
+  EXPECT_EQ(removed.status, 204) << removed.body;
+  std::lock_guard l(source.mu);
+  ASSERT_EQ(source.removed.size(), 1u);
+  EXPECT_EQ(source.removed[0], std::make_pair(int64_t{0}, plane::RunnerNameFor(lease.id)));
 }
 
 }  // namespace

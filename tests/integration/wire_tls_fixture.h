@@ -101,7 +101,7 @@ library = "ledger-sqlite"
 provides = ["ledger"]
 [plugins.ledger.config]
 path = "ledger.db"
-)";
+)" + ledger_config_;
     if (with_plugins) {
       toml += R"([targets.org-a]
 jit = "app-a"
@@ -221,6 +221,7 @@ deny_owner = "evil"
   }
 
   std::string dir_;
+  std::string ledger_config_;  // more keys of [plugins.ledger.config], one per line
   Logger log_{LogLevel::kError};
   std::unique_ptr<Daemon> daemon_;
 };

@@ -10,6 +10,45 @@ namespace nodeplane {
 namespace {
 
 
+// Issue 17 #5 (R15, R16): over TLS the certificate names who is arriving.
+// A registration whose body names another node, or cannot be decoded,
+// discards only the certificate's own host's proof, never another's.
+TEST_F(WireTlsTest, R15_R16_ARegistrationOverTLSDiscardsOnlyItsOwnHostsProof) {
+  ledger_config_ = "barrier_grace_seconds = 0\n";  // one observation proves a host
+  Start();
+  NodeCert n2 = Issue("n2"), stranger = Issue("n1");
+  auto c2 = Client(n2), attacker = Client(stranger);
+  ASSERT_EQ(Register(*c2, "n2").status, 200);
+  ports::Ledger& ledger = daemon_->ledger();
+  auto admission = ledger.AdmissionGeneration();
+  ASSERT_TRUE(admission.ok());
+  ASSERT_TRUE(ledger.SetAdmission(true, admission->first, "test", "test").ok());
+  auto barrier = ledger.RequestComputeBarrier("test");
+  ASSERT_TRUE(barrier.ok());
+  auto clear = [&] {
+    auto c = ledger.ComputeClear();
+    return c.ok() && *c;
+  };
+  auto prove = [&] {
+    auto fence = ledger.NodeFenceOf("n2");
+    ASSERT_TRUE(fence.ok() && fence->has_value());
+    ASSERT_TRUE(ledger.RecordBarrierObservation({"n2", barrier->id, (*fence)->epoch, (*fence)->dispatch, true}).ok());
+    ASSERT_TRUE(clear());
+  };
+  prove();
+  // n1's certificate registering as n2: refused, and n2's proof stands.
+  EXPECT_EQ(Register(*attacker, "n2", "x1").status, 403);
+  EXPECT_TRUE(clear()) << "another host's registration erased n2's proof";
+  // n1's certificate sending a body that does not decode: refused, and
+  // still only n1 (which proved nothing) is discarded.
+  EXPECT_EQ(Call(*attacker, "POST", "/v1/register", R"({"version":1,"node":"n2","from_the_future":true})", "x1").status,
+            400);
+  EXPECT_TRUE(clear()) << "an undecodable body over TLS erased every proof";
+  // n2's own arrival discards its own proof, even when refused.
+  EXPECT_EQ(Call(*c2, "POST", "/v1/register", R"({"version":1,"node":"n2","shiny":1})").status, 400);
+  EXPECT_FALSE(clear());
+}
+
 // S11: a serial revoked in the ledger is refused on the very next request.
 TEST_F(WireTlsTest, S11_ARevokedSerialIsRefusedOnTheNextRequest) {
   Start();

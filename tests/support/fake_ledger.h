@@ -22,11 +22,12 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
   bool fail_register = false;
   bool fail_withdraw = false;
   bool fail_bump = false;
+  bool fail_list = false;
   std::map<std::string, int64_t> epochs;           // node -> epoch
   std::map<std::string, int64_t> dispatch;         // node -> dispatch generation
   std::map<std::string, bool> live;
   std::map<std::string, std::string> incarnations;
-  std::map<std::string, std::vector<std::string>> launched;  // node -> lease ids
+  std::vector<ports::Lease> leases;                // open leases, as the ledger places them
   std::vector<std::pair<std::string, int64_t>> gone_calls;
   std::vector<std::string> invalidated;            // barrier runs discarded, "*" for all
   std::vector<ports::BarrierObservation> observations;
@@ -36,6 +37,7 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
   std::vector<ports::Lease> outstanding;
   std::set<std::string> settled_leases;            // SettleCompletion answers true for these
   std::function<void()> on_withdraw;               // runs inside NodeWithdrawn, to stage races
+  std::function<void()> on_list;                   // runs inside ListLeases, after its read
   int quiescence_calls = 0;
 
   // ---- Registrar ----
@@ -83,11 +85,50 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
     return settled_leases.count(lease) != 0;
   }
 
-  // ---- LeaseStore: the Plane reads launched leases only ----
+  // Places an open lease on `node`, bound there (launched unless told
+  // otherwise), as the ledger would after a launch.
+  void Place(const std::string& node, const std::string& id, int64_t request_id = 0,
+             ports::Phase phase = ports::Phase::kBusy, const std::string& holder = "") {
+    std::lock_guard l(mu);
+    ports::Lease lease;
+    lease.id = id;
+    lease.tier = "small";
+    lease.node = node;
+    lease.target_node = node;
+    lease.phase = phase;
+    lease.request_id = request_id;
+    lease.holder_incarnation = holder;
+    leases.push_back(lease);
+  }
+  void End(const std::string& id) {
+    std::lock_guard l(mu);
+    std::erase_if(leases, [&](const ports::Lease& lease) { return lease.id == id; });
+  }
+
+  // ---- LeaseStore: the Plane reads what the ledger places ----
   Result<std::vector<std::string>> LaunchedLeaseIds(const std::string& node) override {
     std::lock_guard l(mu);
-    return launched[node];
+    std::vector<std::string> out;
+    for (const ports::Lease& lease : leases) {
+      if (lease.node == node && ports::Launched(lease.phase)) out.push_back(lease.id);
+    }
+    return out;
   }
+  Result<std::vector<ports::Lease>> ListLeases(const std::string& node) override {
+    std::vector<ports::Lease> out;
+    std::function<void()> hook;
+    {
+      std::lock_guard l(mu);
+      if (fail_list) return Status::Unavailable("the ledger is down");
+      for (const ports::Lease& lease : leases) {
+        if (node.empty() || (lease.node.empty() ? lease.target_node : lease.node) == node) out.push_back(lease);
+      }
+      hook = on_list;
+    }
+    if (hook) hook();
+    return out;
+  }
+  Result<std::optional<ports::Job>> JobForLease(const std::string&) override { return Unused(); }
   Status Bind(const std::string&, int64_t, const std::string&, const std::string&) override { return Unused(); }
   Status Advance(const std::string&, int64_t, ports::Phase, const std::string&) override { return Unused(); }
   Status Heartbeat(const std::string&, int64_t) override { return Unused(); }

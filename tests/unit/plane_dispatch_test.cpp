@@ -112,7 +112,9 @@ TEST_F(DispatchTest, R03_ALateSuccessfulLaunchIsTakenIntoCustody) {
   clock_.Advance(600 * kS);
   ASSERT_TRUE(Is(silent.get(), kCustody));
   EXPECT_TRUE(Is(Answer("n1", c, true), kTakeCustody));
-  EXPECT_TRUE(Answer("n1", c, true).ok());  // the tombstone was consumed
+  // Again, its tombstone consumed: an id the plane no longer knows still
+  // keeps custody, never a bare success (R03).
+  EXPECT_TRUE(Is(Answer("n1", c, true), kTakeCustody));
 }
 
 TEST_F(DispatchTest, ALateFailedLaunchEndsItsOwnership) {
@@ -232,9 +234,56 @@ TEST_F(DispatchTest, R24_S02_AJITRegistrationNeedsALaunchInFlight) {
   EXPECT_TRUE(Is(plane_->EntitledToLaunch("n1", "i1", "l1").status(), kNotEntitled));
 }
 
-TEST_F(DispatchTest, AnUnknownResultIdIsIgnored) {
+// R43, S06: a launch handed to a poll whose client could not carry it goes
+// back to the queue, untaken: no owner, no entitlement, and the next poll
+// gets it, so the node's own answer decides the outcome.
+TEST_F(DispatchTest, R43_ALaunchAPollCouldNotDeliverGoesBackToTheQueue) {
   Reg("n1");
-  EXPECT_TRUE(plane_->ReceiveResult("n1", "i1", CommandResult{"nope", true, "", false, "", {}}).ok());
+  auto launch = LaunchAsync(Lease("l1"), 11);
+  WaitQueued("n1", 1);
+  Command first = Take("n1");
+  EXPECT_TRUE(plane_->OwnerOfLease("l1").has_value());
+  plane_->GiveBack("n1", "i1", first.id);
+  EXPECT_EQ(plane_->QueuedForTest("n1"), 1u);
+  EXPECT_EQ(plane_->InFlightForTest("n1"), 0u);
+  EXPECT_FALSE(plane_->OwnerOfLease("l1").has_value());
+  EXPECT_TRUE(Is(plane_->EntitledToLaunch("n1", "i1", "l1").status(), kNotEntitled));
+  plane_->GiveBack("n1", "i1", first.id);  // twice changes nothing
+  EXPECT_EQ(plane_->QueuedForTest("n1"), 1u);
+  Command again = Take("n1");
+  EXPECT_EQ(again.id, first.id);
+  ASSERT_TRUE(Answer("n1", again, false).ok());
+  EXPECT_EQ(launch.get().code(), Code::kConflict);  // the node's clean failure, not custody
+  plane_->GiveBack("n1", "i1", first.id);  // answered: stays answered
+  EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
+}
+
+// Shutdown bounds every wait: a launch a node took ends as custody at once,
+// an untaken one as nothing sent, and a barrier ask records nothing.
+TEST_F(DispatchTest, ShutdownAnswersEveryDispatchAtOnce) {
+  Reg("n1");
+  Reg("n2", "j1");
+  auto taken = LaunchAsync(Lease("l1", "n1"), 1);
+  WaitQueued("n1", 1);
+  (void)Take("n1");
+  auto untaken = LaunchAsync(Lease("l2", "n2"), 2);
+  WaitQueued("n2", 1);
+  plane_->Shutdown();  // no clock moves: only the shutdown can end these waits
+  EXPECT_TRUE(Is(taken.get(), kCustody));
+  EXPECT_TRUE(Is(untaken.get(), kNoNode));
+  EXPECT_TRUE(Is(plane_->runner().Launch(*std::make_unique<ports::Lease>(Lease("l3")), JobFor(3)), kNoNode));
+  ASSERT_TRUE(plane_->AskNodeForTest("n1", "b1").ok());
+  std::lock_guard l(ledger_.mu);
+  EXPECT_TRUE(ledger_.observations.empty());
+}
+
+// R03: a success for an id the plane never knew (its tombstone evicted, or a
+// restart since) keeps custody; a failure started nothing and is ignored.
+TEST_F(DispatchTest, R03_AnUnknownSuccessfulResultKeepsCustody) {
+  Reg("n1");
+  EXPECT_TRUE(Is(plane_->ReceiveResult("n1", "i1", CommandResult{"nope", true, "", false, "", {}}), kTakeCustody));
+  EXPECT_TRUE(plane_->ReceiveResult("n1", "i1", CommandResult{"nope", false, "x", false, "", {}}).ok());
+  EXPECT_TRUE(Is(plane_->ReceiveResult("ghost", "g1", CommandResult{"nope", true, "", false, "", {}}), kTakeCustody));
 }
 
 }  // namespace
@@ -258,8 +307,12 @@ TEST_F(PlaneTest, TombstonesAreBoundedPerNode) {
     stop.request_stop();  // abandoned after delivery: tombstoned
     ASSERT_TRUE(Is(launch.get(), kCustody));
   }
-  EXPECT_TRUE(Answer("n1", taken[0], true).ok());  // evicted: an unknown id, ignored
-  EXPECT_TRUE(Is(Answer("n1", taken[1], true), kTakeCustody));
+  // A late failure consumes a kept tombstone and ends the launch's
+  // ownership; the evicted one is an unknown id, which changes nothing.
+  EXPECT_TRUE(Answer("n1", taken[0], false).ok());
+  EXPECT_TRUE(plane_->OwnerOfLease("l0").has_value());
+  EXPECT_TRUE(Answer("n1", taken[1], false).ok());
+  EXPECT_FALSE(plane_->OwnerOfLease("l1").has_value());
   EXPECT_TRUE(Is(Answer("n1", taken[2], true), kTakeCustody));
 }
 

@@ -7,26 +7,46 @@ namespace {
 
 using OwnershipTest = PlaneTest;
 
-// R14: after a restart, what the ledger places on a node belongs to the process registering now.
+// R14: after a restart, what the ledger places on a node and may have compute
+// belongs to the process the ledger recorded as its holder, else to the
+// process registering now; its request id comes back with it (R27).
 TEST_F(OwnershipTest, R14_ARegistrationAdoptsWhatTheLedgerPlacesOnTheNode) {
-  {
-    std::lock_guard l(ledger_.mu);
-    ledger_.launched["n1"] = {"a", "b"};
-  }
+  ledger_.Place("n1", "a", 5);
+  ledger_.Place("n1", "b", 6, ports::Phase::kBusy, "i0");  // bound by an earlier process
+  ledger_.Place("n1", "c", 7, ports::Phase::kAssigned);    // no compute was started
+  ledger_.Place("n2", "d", 8);                             // another node's
   Reg("n1", "i1");
   EXPECT_TRUE(plane_->OwnsForTest("a", "n1", "i1"));
-  EXPECT_TRUE(plane_->OwnsForTest("b", "n1", "i1"));
-  // A replacement never takes what the superseded process is draining...
-  Reg("n1", "i2");
+  EXPECT_TRUE(plane_->OwnsForTest("b", "n1", "i0"));
+  EXPECT_FALSE(plane_->OwnerOfLease("c").has_value());
+  EXPECT_FALSE(plane_->OwnerOfLease("d").has_value());
+  auto owner = plane_->OwnerOfRequest(5);
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(owner->incarnation, "i1");
+}
+
+// R14, R26: a replacement never takes another process's records, whatever
+// its inventory says and however often it reconciles.
+TEST_F(OwnershipTest, R14_R26_AReplacementNeverTakesTheSupersededProcessesLeases) {
+  ledger_.Place("n1", "a", 5);
+  RegisterRequest first = Req("n1", "i1");
+  first.inventory_known = true;
+  first.instances = {"a"};
+  ASSERT_TRUE(plane_->Register(first).ok());
+  RegisterRequest second = Req("n1", "i2");
+  second.inventory_known = true;  // truthfully runs nothing
+  ASSERT_TRUE(plane_->Register(second).ok());
   EXPECT_TRUE(plane_->OwnsForTest("a", "n1", "i1"));
-  // ...and adopted records the ledger no longer places there are pruned.
-  plane_->AdoptOwnership("n1", "i2", {"b"});
-  EXPECT_FALSE(plane_->OwnerOfLease("a").has_value());
-  EXPECT_TRUE(plane_->OwnsForTest("b", "n1", "i1"));
+  ASSERT_TRUE(plane_->ReconcileInventory("n1", "i2", {}).ok());
+  EXPECT_TRUE(plane_->OwnsForTest("a", "n1", "i1"));
+  auto by_owner = plane_->AuthorizeLease("n1", "i1", "a");
+  ASSERT_TRUE(by_owner.ok()) << by_owner.status().ToString();
+  EXPECT_TRUE(*by_owner);  // the draining process may still heartbeat and release it
 }
 
 // R26, R19: the current process, or the one that was given the launch.
 TEST_F(OwnershipTest, R26_R19_ASupersededProcessMayFinishOnlyItsOwnLeases) {
+  ledger_.Place("n1", "mine", 5, ports::Phase::kAssigned);
   Reg("n1", "i1");
   auto launch = LaunchAsync(Lease("mine"), 5);
   WaitQueued("n1", 1);
@@ -48,18 +68,43 @@ TEST_F(OwnershipTest, R26_R19_ASupersededProcessMayFinishOnlyItsOwnLeases) {
   EXPECT_TRUE(plane_->MayMutateLease("n1", "i1", "mine").ok());
 }
 
-// R25: ended leases are forgotten, and the records are bounded.
+// R25: the record of a lease that ended is forgotten, by the release the
+// plane sees or, for an end it never hears of (the reaper, a freed
+// quarantine, an operator), when the node next reconciles.
+TEST_F(OwnershipTest, R25_EndedLeasesAreForgotten) {
+  ledger_.Place("n1", "a", 1);
+  ledger_.Place("n1", "b", 2);
+  Reg("n1", "i1");
+  EXPECT_EQ(plane_->OwnersForTest(), 2u);
+  ledger_.End("a");  // released: the wire forgets its record
+  plane_->ForgetLease("n1", "a");
+  EXPECT_FALSE(plane_->OwnerOfLease("a").has_value());
+  plane_->ForgetLease("other-node", "b");  // only the node's own record
+  EXPECT_TRUE(plane_->OwnerOfLease("b").has_value());
+  ledger_.End("b");
+  ASSERT_TRUE(plane_->ReconcileInventory("n1", "i1", {}).ok());
+  EXPECT_FALSE(plane_->OwnerOfLease("b").has_value());
+  EXPECT_EQ(plane_->OwnersForTest(), 0u);
+}
+
+// R25: a record made while the ledger was being read is for a lease the
+// read may have missed, and is kept.
+TEST_F(OwnershipTest, R25_ARecordNewerThanTheReadIsKept) {
+  Reg("n1", "i1");
+  ports::Lease fresh = Lease("fresh", "n1");
+  fresh.node = "n1";
+  fresh.phase = ports::Phase::kLaunching;
+  ledger_.on_list = [&] { plane_->AdoptOwnership("n1", "i1", {fresh}); };
+  ASSERT_TRUE(plane_->ReconcileInventory("n1", "i1", {}).ok());
+  EXPECT_TRUE(plane_->OwnsForTest("fresh", "n1", "i1"));
+}
+
+// R25: the backstop bound keeps the newest records.
 TEST_F(OwnershipTest, R25_OwnershipRecordsAreBounded) {
   PlaneOptions o = Options();
   o.max_owners = 3;
   plane_ = std::make_unique<Plane>(o);
   Reg("n1", "i1");
-  plane_->AdoptOwnership("n1", "i1", {"a", "b", "c"});
-  EXPECT_EQ(plane_->OwnersForTest(), 3u);
-  plane_->ForgetLease("n1", "a");
-  EXPECT_FALSE(plane_->OwnerOfLease("a").has_value());
-  plane_->ForgetLease("other-node", "b");  // only the node's own record
-  EXPECT_TRUE(plane_->OwnerOfLease("b").has_value());
   for (int i = 0; i < 10; ++i) {
     auto launch = LaunchAsync(Lease("x" + std::to_string(i)), 100 + i);
     WaitQueued("n1", 1);
@@ -67,16 +112,19 @@ TEST_F(OwnershipTest, R25_OwnershipRecordsAreBounded) {
     ASSERT_TRUE(launch.get().ok());
   }
   EXPECT_LE(plane_->OwnersForTest(), 3u);
-  EXPECT_TRUE(plane_->OwnerOfLease("x9").has_value());  // the newest survive
+  EXPECT_TRUE(plane_->OwnerOfLease("x9").has_value());
 }
 
 // R29: inventory reconciliation on its own cadence, fenced to the current process.
 TEST_F(OwnershipTest, R29_ReconcileInventoryFreesAndAdopts) {
+  ledger_.Place("n1", "l1", 3, ports::Phase::kQuarantine);  // adopted because it names it
+  ledger_.Place("n2", "l2", 4);                              // another node's: a claim cannot reach it
   Reg("n1", "i1");
-  auto freed = plane_->ReconcileInventory("n1", "i1", {"l1"});
+  auto freed = plane_->ReconcileInventory("n1", "i1", {"l1", "l2"});
   ASSERT_TRUE(freed.ok());
   EXPECT_TRUE(plane_->ReconciledForTest("n1"));
   EXPECT_TRUE(plane_->OwnsForTest("l1", "n1", "i1"));
+  EXPECT_FALSE(plane_->OwnerOfLease("l2").has_value());
   Reg("n1", "i2");
   EXPECT_TRUE(Is(plane_->ReconcileInventory("n1", "i1", {}).status(), kSuperseded));
   std::lock_guard l(ledger_.mu);
@@ -84,9 +132,26 @@ TEST_F(OwnershipTest, R29_ReconcileInventoryFreesAndAdopts) {
   EXPECT_EQ(ledger_.resolved[0].first, "n1");
 }
 
+// R27, R41: after a restart the plane has no record of a request, but the
+// ledger does: a destroy its holder cannot confirm is not a success.
+TEST_F(OwnershipTest, R27_R41_ADestroyTheLedgerPlacesIsNotConfirmedByNobody) {
+  ledger_.Place("n1", "l9", 9, ports::Phase::kBusy, "i1");
+  EXPECT_TRUE(Is(plane_->runner().Destroy(9), kCustody));  // n1 has not come back
+  Reg("n2", "j1");
+  auto destroy = std::async(std::launch::async, [&] { return plane_->runner().Destroy(9); });
+  WaitQueued("n2", 1);  // nobody knows better: asked everywhere...
+  ASSERT_TRUE(Answer("n2", Take("n2", "j1"), true, false, "j1").ok());
+  EXPECT_TRUE(Is(destroy.get(), kCustody));  // ...and only the holder confirms
+  {
+    std::lock_guard l(ledger_.mu);
+    ledger_.fail_list = true;
+  }
+  EXPECT_EQ(plane_->runner().Destroy(9).code(), Code::kUnavailable);
+}
+
 // R41: without a known owner, destroy is broadcast, and idempotent.
 TEST_F(OwnershipTest, R41_ADestroyWithoutAnOwnerIsBroadcast) {
-  EXPECT_TRUE(plane_->runner().Destroy(9).ok());  // nowhere for compute to be
+  EXPECT_TRUE(plane_->runner().Destroy(9).ok());  // the ledger places nothing: nowhere for compute to be
   Reg("a");
   Reg("b");
   auto destroy = std::async(std::launch::async, [&] { return plane_->runner().Destroy(9); });
@@ -116,6 +181,7 @@ TEST_F(OwnershipTest, R41_APartialDestroyIsAFailure) {
 
 // R27, R39: only the process that has the compute confirms a destroy.
 TEST_F(OwnershipTest, R27_AReplacementWithNothingDoesNotConfirmADestroy) {
+  ledger_.Place("n1", "l1", 77, ports::Phase::kAssigned);
   Reg("n1", "i1");
   Reg("n2", "j1");
   auto launch = LaunchAsync(Lease("l1", "n1"), 77);

@@ -136,10 +136,11 @@ TEST_F(RegistrationTest, R15_AnUnreadableArrivalDiscardsEveryProof) {
   EXPECT_EQ(ledger_.invalidated, std::vector<std::string>{"*"});
 }
 
-// R18: the wire's own path (arrival, launched leases, then completion) adopts too.
+// R18: the wire's own path (arrival, then completion) adopts too.
 TEST_F(RegistrationTest, R18_TheWirePathAdoptsWhatTheLedgerPlacesOnTheNode) {
+  ledger_.Place("n1", "lease-a");
   ASSERT_TRUE(plane_->ArrivingForRegistration("n1").ok());
-  auto r = plane_->CompleteRegistration(Req("n1"), {"lease-a"});
+  auto r = plane_->CompleteRegistration(Req("n1"));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(plane_->OwnsForTest("lease-a", "n1", "i1"));
 }
@@ -158,6 +159,7 @@ TEST_F(RegistrationTest, ARefusedRegistrationLeavesTheIncumbentUntouched) {
 }
 
 TEST_F(RegistrationTest, AnInventoryAtRegistrationIsReconciled) {
+  ledger_.Place("n1", "l1");
   RegisterRequest r = Req("n1");
   r.inventory_known = true;
   r.instances = {"l1"};
@@ -185,15 +187,21 @@ TEST_F(RegistrationTest, R23_AnAbsentIncarnationIsAcceptedOnlyUntilOneIsClaimed)
   EXPECT_TRUE(plane_->CheckIncarnation("old", "anything").ok());
   Reg("n1", "i1");
   EXPECT_TRUE(Is(plane_->CheckIncarnation("n1", ""), kSuperseded));
-  Reg("n1", "");  // an empty claim never blanks the fence
+  // A registration without one is another process, refused before it can
+  // blank the fence or reach the ledger.
+  EXPECT_TRUE(Is(plane_->Register(Req("n1", "")).status(), kSuperseded));
   EXPECT_EQ(plane_->CurrentIncarnationForTest("n1"), "i1");
+  {
+    std::lock_guard l(ledger_.mu);
+    EXPECT_EQ(ledger_.incarnations["n1"], "i1");
+  }
   EXPECT_TRUE(Is(plane_->CheckIncarnation("n1", ""), kSuperseded));
 }
 
 TEST_F(RegistrationTest, S03_AnUnknownNodeIsToldToRegister) {
   EXPECT_TRUE(Is(plane_->CheckIncarnation("ghost", "i1"), kUnregistered));
   EXPECT_TRUE(Is(plane_->Poll("ghost", "i1").status(), kUnregistered));
-  EXPECT_TRUE(Is(plane_->ReceiveResult("ghost", "i1", CommandResult{"x", true, "", false, "", {}}), kUnregistered));
+  EXPECT_TRUE(Is(plane_->ReceiveResult("ghost", "i1", CommandResult{"x", false, "", false, "", {}}), kUnregistered));
 }
 
 }  // namespace

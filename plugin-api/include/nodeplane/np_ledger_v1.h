@@ -371,8 +371,10 @@ typedef struct np_ledger_v1 {
 
   /* Records a registration and returns the node's new epoch (the first is 1;
    * +1 on every registration); marks it live, clears drained and withdrawn.
-   * The catalogue's node policy caps the claimed capacity. Errors:
-   * NP_WRONG_PROVIDER, NP_WRONG_SITE, NP_INVALID. */
+   * The catalogue's node policy caps the claimed capacity. An incarnation,
+   * once recorded, is never blanked: a registration with none for a node
+   * whose row has one is NP_CONFLICT (another process under the name).
+   * Errors: NP_WRONG_PROVIDER, NP_WRONG_SITE, NP_INVALID, NP_CONFLICT. */
   np_code (*register_node)(void* self, const np_node_registration_v1* reg, int64_t* epoch, np_error* err);
   /* Marks the node unreachable, fenced on `epoch`: a stale epoch is NP_OK
    * and changes nothing. */
@@ -425,8 +427,11 @@ typedef struct np_ledger_v1 {
   np_code (*record_barrier_observation)(void* self, const np_barrier_observation_v1* obs, np_error* err);
   np_code (*invalidate_barrier_run)(void* self, const char* node, np_error* err);
   np_code (*invalidate_every_barrier_run)(void* self, np_error* err);
-  /* Whether the barrier is proved: requested, sealed at its generation, and
-   * every live node observed empty twice at least five minutes apart. */
+  /* Whether the barrier is proved: requested, sealed at its generation, no
+   * lease open (the quiescence above, whatever its node, withdrawn or not:
+   * withdrawal changes placement, never what runs), and every node that has
+   * not withdrawn observed empty twice at least the barrier grace apart
+   * (five minutes by default), at its current epoch and dispatch fence. */
   np_code (*compute_clear)(void* self, uint32_t* clear, np_error* err);
 
   /* ---- Enrollments and join tokens ---- */

@@ -1,0 +1,165 @@
+// The reference node (NodeAgent, in process) against the whole control plane
+// (the Daemon, from a TOML config) on the loopback wire, running real jobs
+// with its process provider: what the node does with the ledger's answers.
+// Every wait is bounded and watches the ledger or a file the job writes.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "config/config_loader.h"
+#include "node/node_agent.h"
+#include "nodeplaned/daemon.h"
+#include "nodeplane/np_plugin.h"
+
+namespace nodeplane {
+namespace {
+
+class NodeAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "/np-agent-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    // The job traps SIGTERM and says so, then waits for its finish file.
+    const std::string toml = R"(deployment = "agent"
+state_dir = ")" + dir_ + R"(/host"
+plugin_dir = ")" + PLUGIN_DIR + R"("
+[log]
+level = "error"
+[wire]
+listen = "127.0.0.1:0"
+poll_window = "1s"
+command_timeout = "30s"
+[leases]
+ttl = "3s"
+reap_interval = "1s"
+[tiers.job]
+vcpu = 1
+memory = "256MiB"
+providers = ["process"]
+command = ["/bin/sh", "-c", "trap 'echo got-term; exit 143' TERM; echo started; while [ ! -e )" + dir_ +
+                             R"(/finish ]; do sleep 0.05; done"]
+[plugins.ledger]
+library = "ledger-sqlite"
+provides = ["ledger"]
+)";
+    auto loaded = config::LoadConfigText(toml, dir_ + "/nodeplane.toml");
+    ASSERT_TRUE(loaded.ok()) << (loaded.errors.empty() ? "" : loaded.errors.front().ToString());
+    auto d = Daemon::Start(*loaded.config, log_);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    daemon_ = std::move(*d);
+    // As nodeplane-node's main() does: SIGTERM and SIGINT are blocked in every
+    // thread it starts, the agent's among them.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, &saved_mask_);
+    node::NodeOptions o;
+    o.name = "n1";
+    o.server_host = "127.0.0.1";
+    o.server_port = daemon_->wire_port();
+    o.state_dir = dir_ + "/n1";
+    o.deployment = "agent";
+    o.vcpu = 2;
+    o.log = &node_log_;
+    agent_ = std::make_unique<node::NodeAgent>(o);
+    run_ = std::async(std::launch::async, [this] { return agent_->Run(stop_.get_token()); });
+    ASSERT_TRUE(Eventually([&] { return daemon_->plane().Nodes() == std::vector<std::string>{"n1"}; }));
+  }
+  void TearDown() override {
+    std::ofstream(dir_ + "/finish") << "";  // any job still running ends
+    stop_.request_stop();
+    if (run_.valid()) run_.get();
+    agent_.reset();
+    daemon_.reset();
+    pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
+    std::filesystem::remove_all(dir_);
+  }
+
+  template <typename F>
+  static bool Eventually(F done, int seconds = 20) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling the ledger, bounded above
+    }
+    return true;
+  }
+  std::string JobLog(const std::string& lease) {
+    std::ifstream in(dir_ + "/n1/jobs/" + lease + ".log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // Launches one job on n1 and waits until its lease is busy and the job
+  // says it started.
+  ports::Lease LaunchBusy(int64_t request_id) {
+    ports::Ledger& ledger = daemon_->ledger();
+    auto leases = ledger.Escrow("job", 1);
+    EXPECT_TRUE(leases.ok() && leases->size() == 1);
+    ports::Lease lease = leases->front();
+    EXPECT_TRUE(ledger.Assign(lease.id, lease.epoch, request_id, request_id).ok());
+    plane::Job job{request_id, request_id, "test", "acme", "repo", "ref"};
+    EXPECT_TRUE(daemon_->plane().runner().Launch(lease, job).ok());
+    EXPECT_TRUE(Eventually([&] {
+      auto l = ledger.GetLease(lease.id);
+      return l.ok() && l->phase == ports::Phase::kBusy && JobLog(lease.id).find("started") != std::string::npos;
+    }));
+    return *ledger.GetLease(lease.id);
+  }
+  std::optional<ports::Job> Ended(const std::string& lease) {
+    auto j = daemon_->ledger().JobForLease(lease);
+    if (!j.ok() || !j->has_value() || !(*j)->conclusion) return std::nullopt;
+    return **j;
+  }
+
+  std::string dir_;
+  sigset_t saved_mask_{};
+  Logger log_{LogLevel::kError};
+  Logger node_log_{LogLevel::kError};
+  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<node::NodeAgent> agent_;
+  std::stop_source stop_;
+  std::future<node::Outcome> run_;
+};
+
+// Issue 17 #12 (S14: an operator's force-release): a heartbeat answered
+// "force_release" stops the job and releases the lease, failed, saying why.
+TEST_F(NodeAgentTest, AForceReleasedLeaseStopsItsJobAndIsReleasedFailed) {
+  ports::Lease lease = LaunchBusy(1);
+  ports::Ledger& ledger = daemon_->ledger();
+  // Held in custody (as after a late launch result), then taken back.
+  ASSERT_TRUE(ledger.Advance(lease.id, lease.epoch, ports::Phase::kCustody, "").ok());
+  ASSERT_TRUE(ledger.ForceRelease(lease.id).ok());
+  ASSERT_TRUE(Eventually([&] { return Ended(lease.id).has_value(); })) << "the node never gave the lease up";
+  ports::Job job = *Ended(lease.id);
+  EXPECT_EQ(job.conclusion, ports::Phase::kFailed);
+  EXPECT_NE(job.failure_reason.find("force-released"), std::string::npos) << job.failure_reason;
+  EXPECT_NE(JobLog(lease.id).find("got-term"), std::string::npos) << "the job was not stopped: " << JobLog(lease.id);
+}
+
+// Issue 24 #1: a job starts with SIGTERM deliverable (nodeplane-node blocks
+// it in its own threads), so a destroy's SIGTERM reaches the job's trap
+// instead of waiting out the grace for SIGKILL.
+TEST_F(NodeAgentTest, ADestroyedJobSeesSIGTERM) {
+  ports::Lease lease = LaunchBusy(2);
+  EXPECT_TRUE(daemon_->plane().runner().Destroy(2).ok());
+  EXPECT_NE(JobLog(lease.id).find("got-term"), std::string::npos) << JobLog(lease.id);
+}
+
+// Issue 17 #12: a job GitHub says succeeded ("succeeded", as the plane
+// sends it) ends its lease done when the completion destroys it.
+TEST_F(NodeAgentTest, ACompletionThatSucceededEndsTheLeaseDone) {
+  ports::Lease lease = LaunchBusy(3);
+  EXPECT_TRUE(daemon_->plane().runner().DestroyCompleted(3, "succeeded").ok());
+  ASSERT_TRUE(Eventually([&] { return Ended(lease.id).has_value(); }));
+  EXPECT_EQ(Ended(lease.id)->conclusion, ports::Phase::kDone);
+}
+
+}  // namespace
+}  // namespace nodeplane
