@@ -49,7 +49,9 @@ class JitSource {
   // The runner group `group` ("" for the default); NotFound when absent.
   virtual Result<RunnerSet> Describe(const std::string& group) = 0;
   virtual Result<JitRegistration> MintJitConfig(const JitRequest& request) = 0;
-  // By id, or (runner_id 0) by exact name; a runner already gone is Ok.
+  // The runner named exactly `runner_name`: found by that name (runner_id
+  // 0), or by id when the source confirms the id carries that name
+  // (Conflict otherwise); a runner already gone is Ok.
   virtual Status RemoveRunner(int64_t runner_id, const std::string& runner_name) = 0;
   virtual Result<RunnerState> RecoverRunner(const std::string& runner_name) = 0;
 };

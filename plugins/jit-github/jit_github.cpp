@@ -165,7 +165,7 @@ Minted JitGithub::Mint(const JitRequest& request) {
   if (stale.present) {
     api_.Log(NP_LOG_WARN, "github.stale_runner_removed",
              {{"runner_name", request.runner_name}, {"runner_id", std::to_string(stale.id)}});
-    Remove(stale.id, request.runner_name);
+    Delete(stale.id, request.runner_name);  // found by its exact name just now
   }
   m = Generate(request, &status);
   if (status == 409) {
@@ -205,8 +205,25 @@ void JitGithub::Remove(int64_t runner_id, const std::string& runner_name) {
   if (runner_id == 0) {
     RunnerFound f = Find(runner_name);
     if (!f.present) return;  // already gone
-    runner_id = f.id;
+    return Delete(f.id, runner_name);
   }
+  // An id alone never says which runner it is: GitHub must name it
+  // `runner_name`, or nothing is removed.
+  const std::string where = Where() + ": reading runner " + std::to_string(runner_id);
+  HttpReply r = api_.Call("GET", api_.config().ScopePath() + "/actions/runners/" + std::to_string(runner_id));
+  if (r.status == 404) return;  // already gone
+  if (r.status != 200) Fail(NP_UNAVAILABLE, where + " answered HTTP " + std::to_string(r.status));
+  json::object o = ParseObject(r, where);
+  const json::value* name = o.if_contains("name");
+  const std::string named = name != nullptr && name->is_string() ? std::string(name->as_string()) : std::string();
+  if (named != runner_name) {
+    Fail(NP_CONFLICT, where + ": it is named \"" + named.substr(0, 100) + "\", not " + runner_name +
+                          "; nothing was removed");
+  }
+  Delete(runner_id, runner_name);
+}
+
+void JitGithub::Delete(int64_t runner_id, const std::string& runner_name) {
   const std::string where = Where() + ": removing runner " + std::to_string(runner_id);
   HttpReply r = api_.Call("DELETE", api_.config().ScopePath() + "/actions/runners/" + std::to_string(runner_id));
   if (r.status == 204 || r.status == 404) {

@@ -13,8 +13,11 @@
 //                    its answer was lost: that runner never received its
 //                    config, so it is removed and the mint made once more,
 //                    unless it is busy, which is a conflict.
-//   Remove(id, name) DELETE by id, or find the runner by exact name through
-//                    the paginated list first; already gone is success.
+//   Remove(id, name) the runner named `name`: found by exact name through the
+//                    paginated list (id 0), or read by id and removed only
+//                    if GitHub names it `name` (a conflict otherwise), so an
+//                    id can never remove another runner; already gone is
+//                    success.
 //   Find(name)       the runner by exact name: present, busy, id.
 //
 // Misconfiguration (an unknown organisation, a missing group, a permission
@@ -70,6 +73,7 @@ class JitGithub {
  private:
   RunnerGroup ListGroups(const std::string& group);
   Minted Generate(const JitRequest& request, int* status);
+  void Delete(int64_t runner_id, const std::string& runner_name);  // by id, no question asked
   std::string Where() const { return "jit-github: " + api_.config().Target(); }
 
   GithubApi api_;

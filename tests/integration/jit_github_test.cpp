@@ -206,11 +206,18 @@ TEST_F(GithubFakeTest, ARunnerIsCreatedFoundByNameRemovedAndThenGone) {
   EXPECT_EQ(busy.code(), Code::kConflict) << busy.ToString();
   Control("POST", "/_fake/busy", R"({"name":"np-lease-1","busy":false})");
 
+  // Issue 17 #6 (R24): an id names a runner only with its name: another
+  // lease's runner is never removed by id.
+  auto other = p.source().MintJitConfig(Request("np-lease-2", group->id));
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  Status wrong = p.source().RemoveRunner(other->runner_id, "np-lease-1");
+  EXPECT_EQ(wrong.code(), Code::kConflict) << wrong.ToString();
+  EXPECT_TRUE(p.source().RecoverRunner("np-lease-2").value().present);
   EXPECT_TRUE(p.source().RemoveRunner(0, "np-lease-1").ok());  // found by name
   EXPECT_FALSE(p.source().RecoverRunner("np-lease-1").value().present);
   EXPECT_TRUE(p.source().RemoveRunner(0, "np-lease-1").ok());                // already gone
   EXPECT_TRUE(p.source().RemoveRunner(minted->runner_id, "np-lease-1").ok());  // by id, gone: 404 is success
-  EXPECT_EQ(Requests("DELETE .*/actions/runners/[0-9]+$"), 3);  // busy (422), removed, gone (404)
+  EXPECT_EQ(Requests("DELETE .*/actions/runners/[0-9]+$"), 2);  // busy (422), removed; the gone one is read, not deleted
 }
 
 TEST_F(GithubFakeTest, ANameTakenByALostAnswerIsRemovedAndMintedAgain) {
@@ -461,8 +468,8 @@ TEST_F(GithubSchemaTest, EveryRequestThePluginSendsPassesGithubsRequestValidatio
     auto state = p.source().RecoverRunner("linux_runner");  // a name in GitHub's example list
     ASSERT_TRUE(state.ok()) << state.status().ToString();
     EXPECT_TRUE(state->present);
-    EXPECT_TRUE(p.source().RemoveRunner(state->runner_id, "linux_runner").ok());
     EXPECT_TRUE(p.source().RemoveRunner(0, "linux_runner").ok());
+    EXPECT_TRUE(p.source().RemoveRunner(23, "MBP").ok());  // by id: GitHub's example runner 23 is "MBP"
   }
   const std::string log = ReadAll(*dir_ + "/prism.log");
   EXPECT_EQ(log.find("[VALIDATOR] ✖"), std::string::npos) << log;

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "config/config_loader.h"
+#include "wire/codec.h"
+#include "wire/http_server.h"
 #include "node/node_agent.h"
 #include "nodeplaned/daemon.h"
 #include "nodeplane/np_plugin.h"
@@ -26,7 +28,20 @@ class NodeAgentTest : public ::testing::Test {
     std::string tmpl = ::testing::TempDir() + "/np-agent-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
-    // The job traps SIGTERM and says so, then waits for its finish file.
+    // The job (Python, which, unlike a shell, leaves the signal mask it was
+    // given alone) reports its blocked signals, traps SIGTERM and says so,
+    // then waits for its finish file.
+    const std::string job =
+        "import os, signal, sys, time\n"
+        "def term(*_):\n"
+        "    print('got-term', flush=True)\n"
+        "    sys.exit(143)\n"
+        "signal.signal(signal.SIGTERM, term)\n"
+        "print([l for l in open('/proc/self/status') if l.startswith('SigBlk')][0].strip(), flush=True)\n"
+        "print('started', flush=True)\n"
+        "while not os.path.exists('" + dir_ + "/finish'):\n"
+        "    time.sleep(0.05)\n";
+    std::ofstream(dir_ + "/job.py") << job;
     const std::string toml = R"(deployment = "agent"
 state_dir = ")" + dir_ + R"(/host"
 plugin_dir = ")" + PLUGIN_DIR + R"("
@@ -43,8 +58,7 @@ reap_interval = "1s"
 vcpu = 1
 memory = "256MiB"
 providers = ["process"]
-command = ["/bin/sh", "-c", "trap 'echo got-term; exit 143' TERM; echo started; while [ ! -e )" + dir_ +
-                             R"(/finish ]; do sleep 0.05; done"]
+command = ["python3", ")" + dir_ + R"(/job.py"]
 [plugins.ledger]
 library = "ledger-sqlite"
 provides = ["ledger"]
@@ -148,6 +162,7 @@ TEST_F(NodeAgentTest, AForceReleasedLeaseStopsItsJobAndIsReleasedFailed) {
 // instead of waiting out the grace for SIGKILL.
 TEST_F(NodeAgentTest, ADestroyedJobSeesSIGTERM) {
   ports::Lease lease = LaunchBusy(2);
+  EXPECT_NE(JobLog(lease.id).find("SigBlk:\t0000000000000000"), std::string::npos) << JobLog(lease.id);
   EXPECT_TRUE(daemon_->plane().runner().Destroy(2).ok());
   EXPECT_NE(JobLog(lease.id).find("got-term"), std::string::npos) << JobLog(lease.id);
 }
@@ -159,6 +174,44 @@ TEST_F(NodeAgentTest, ACompletionThatSucceededEndsTheLeaseDone) {
   EXPECT_TRUE(daemon_->plane().runner().DestroyCompleted(3, "succeeded").ok());
   ASSERT_TRUE(Eventually([&] { return Ended(lease.id).has_value(); }));
   EXPECT_EQ(Ended(lease.id)->conclusion, ports::Phase::kDone);
+}
+
+// Issue 17 #12 (R01): a refusal is permanent whatever its status. A control
+// plane that cannot decode the registration (one older than this node)
+// answers 400 "refused"; the node stops instead of asking again forever.
+TEST(NodeAgentRefusal, R01_ARegistrationRefusedWith400StopsTheNode) {
+  struct Refuser : wire::HttpHandler {
+    std::atomic<int> asked{0};
+    void Handle(wire::HttpRequest, wire::Responder respond) override {
+      ++asked;
+      respond(wire::HttpResponse(400, "application/json",
+                                 wire::EncodeError("refused", "register: unknown field \"inventory_known\"")));
+    }
+  } refuser;
+  Logger quiet(LogLevel::kError);
+  wire::ListenerOptions lo;
+  lo.name = "old-plane";
+  lo.host = "127.0.0.1";
+  wire::HttpServer server(lo, refuser, quiet);
+  ASSERT_TRUE(server.Start().ok());
+  std::string tmpl = ::testing::TempDir() + "/np-refused-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  node::NodeOptions o;
+  o.name = "n1";
+  o.server_host = "127.0.0.1";
+  o.server_port = server.port();
+  o.state_dir = tmpl;
+  o.deployment = "agent";
+  o.log = &quiet;
+  node::NodeAgent agent(o);
+  std::stop_source stop;
+  auto run = std::async(std::launch::async, [&] { return agent.Run(stop.get_token()); });
+  const bool stopped = run.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  stop.request_stop();
+  EXPECT_TRUE(stopped) << "the node kept asking after " << refuser.asked.load() << " refusals";
+  EXPECT_EQ(run.get(), node::Outcome::kRefused);
+  EXPECT_EQ(refuser.asked.load(), 1);
+  std::filesystem::remove_all(tmpl);
 }
 
 }  // namespace

@@ -96,8 +96,11 @@ typedef struct np_jit_v1 {
    * unanswered attempt is the plugin's to resolve. */
   np_code (*jit_config)(void* self, const np_jit_request_v1* request, np_jit_registration_sink out,
                         np_error* err);
-  /* Removes a runner by id, or (runner_id 0) by exact name; a runner that is
-   * already gone is NP_OK. */
+  /* Removes the runner named exactly `runner_name`. runner_id 0 finds it by
+   * that name; any other id is only what the caller believes: the plugin
+   * removes that runner only if the forge names it `runner_name`, and answers
+   * NP_CONFLICT (removing nothing) when it is named otherwise, so an id can
+   * never remove another runner. A runner that is already gone is NP_OK. */
   np_code (*remove_runner)(void* self, int64_t runner_id, const char* runner_name, np_error* err);
   /* Whether the runner named exactly `runner_name` is registered, and busy. */
   np_code (*recover_runner)(void* self, const char* runner_name, np_runner_state_v1* state, np_error* err);
