@@ -222,9 +222,13 @@ void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
           if (job.request_id == cmd.request_id) targets.emplace_back(lease, job.epoch);
         }
       }
+      const bool completed = plane::JobSucceeded(cmd.job_result);
       for (const auto& [lease, epoch] : targets) {
+        {
+          std::lock_guard lock(mu_);
+          if (auto j = jobs_.find(lease); j != jobs_.end()) j->second.verdict = completed;
+        }
         (void)provider_.Stop(lease);
-        const bool completed = plane::JobSucceeded(cmd.job_result);
         EndLease(c, lease, epoch, completed, "destroyed by the control plane");
       }
       log_.Info("node.destroyed", {{"request_id", cmd.request_id}, {"leases", targets.size()}});
@@ -316,7 +320,7 @@ plane::CommandResult NodeAgent::Launch(wire::HttpClient& c, const plane::Command
   }
   {
     std::lock_guard lock(mu_);
-    jobs_[lease.id] = Job{lease.epoch, request_id};
+    jobs_[lease.id] = Job{lease.epoch, request_id, std::nullopt};
   }
   std::string jit;  // SECRET
   if (tier.has_target) {
@@ -421,11 +425,15 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
     }
     for (auto it = unreleased.begin(); it != unreleased.end();) {
       int64_t epoch = -1;
+      bool ok = it->second;
       {
         std::lock_guard lock(mu_);
-        if (auto j = jobs_.find(it->first); j != jobs_.end()) epoch = j->second.epoch;
+        if (auto j = jobs_.find(it->first); j != jobs_.end()) {
+          epoch = j->second.epoch;
+          if (j->second.verdict) ok = *j->second.verdict;
+        }
       }
-      if (epoch >= 0) EndLease(c, it->first, epoch, it->second, "the job exited with a failure");
+      if (epoch >= 0) EndLease(c, it->first, epoch, ok, "the job exited with a failure");
       std::lock_guard lock(mu_);
       if (jobs_.count(it->first) == 0) {
         it = unreleased.erase(it);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -53,6 +54,9 @@ class NodeAgent {
   struct Job {
     int64_t epoch = 0;
     int64_t request_id = 0;
+    // Set when the control plane destroys the job: its outcome is the
+    // completion's, never the exit code of a job stopped on purpose.
+    std::optional<bool> verdict;
   };
 
   wire::ClientOptions ClientFor() const;

@@ -37,6 +37,7 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
   std::vector<ports::Lease> outstanding;
   std::set<std::string> settled_leases;            // SettleCompletion answers true for these
   std::function<void()> on_withdraw;               // runs inside NodeWithdrawn, to stage races
+  std::function<void()> after_withdraw;            // runs once NodeWithdrawn recorded it, unlocked
   std::function<void()> on_list;                   // runs inside ListLeases, after its read
   int quiescence_calls = 0;
 
@@ -55,13 +56,18 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
     return Status::Ok();
   }
   Status NodeWithdrawn(const std::string& node, int64_t epoch, const std::string& inc) override {
-    std::lock_guard l(mu);
-    if (on_withdraw) on_withdraw();
-    if (fail_withdraw) return Status::Unavailable("the ledger is down");
-    if (epochs[node] != epoch || incarnations[node] != inc || inc.empty()) {
-      return Status(Code::kConflict, "stale").WithDetail(NP_WITHDRAWAL_STALE);
+    std::function<void()> after;
+    {
+      std::lock_guard l(mu);
+      if (on_withdraw) on_withdraw();
+      if (fail_withdraw) return Status::Unavailable("the ledger is down");
+      if (epochs[node] != epoch || incarnations[node] != inc || inc.empty()) {
+        return Status(Code::kConflict, "stale").WithDetail(NP_WITHDRAWAL_STALE);
+      }
+      live[node] = false;
+      after = after_withdraw;
     }
-    live[node] = false;
+    if (after) after();
     return Status::Ok();
   }
   Status ForgetEveryNode() override {

@@ -123,6 +123,16 @@ TEST_F(LivenessTest, R35_ANodeForgottenDuringTheLedgerWriteIsSuperseded) {
   EXPECT_TRUE(Is(plane_->Withdraw("n1", "i1"), kSuperseded));
 }
 
+// R35: a registration that lands between the ledger's write and the memory
+// section is left alone: the withdrawal re-checks its fence and answers
+// superseded instead of taking the new process out of the fleet.
+TEST_F(LivenessTest, R35_ARegistrationBetweenTheTwoSectionsIsNotWithdrawn) {
+  Reg("n1", "i1");
+  ledger_.after_withdraw = [&] { Reg("n1", "i2"); };
+  EXPECT_TRUE(Is(plane_->Withdraw("n1", "i1"), kSuperseded));
+  EXPECT_EQ(plane_->CurrentIncarnationForTest("n1"), "i2");
+}
+
 // R36: withdraw releases nothing; queued work was never started; in-flight
 // work is tombstoned so a late result is still redirected.
 TEST_F(LivenessTest, R36_WithdrawAnswersQueuedAndTombstonesInFlight) {
@@ -208,9 +218,18 @@ TEST_F(LivenessTest, R20_TheBarrierLoopAsksOnlyWhileARequestStandsAndTheLedgerIs
   }
   std::stop_source stop;
   std::thread loop([&] { plane_->BarrierLoop(stop.get_token()); });
-  for (;;) {  // the loop has looked, found leases open, and gone to sleep
-    std::lock_guard l(ledger_.mu);
-    if (ledger_.quiescence_calls > 0) break;
+  // The loop looks, finds a lease open, and looks again a round later
+  // having asked nothing: a loop that asked would be blocked on its
+  // question, with the command queued, and never look again.
+  for (;;) {
+    {
+      std::lock_guard l(ledger_.mu);
+      if (ledger_.quiescence_calls >= 2) break;
+    }
+    if (plane_->QueuedForTest("n1") != 0) break;
+    plane_->Seen("n1", "i1");
+    clock_.Advance(kS);
+    std::this_thread::yield();
   }
   EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
   {

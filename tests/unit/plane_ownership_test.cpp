@@ -119,12 +119,18 @@ TEST_F(OwnershipTest, R25_OwnershipRecordsAreBounded) {
 TEST_F(OwnershipTest, R29_ReconcileInventoryFreesAndAdopts) {
   ledger_.Place("n1", "l1", 3, ports::Phase::kQuarantine);  // adopted because it names it
   ledger_.Place("n2", "l2", 4);                              // another node's: a claim cannot reach it
+  ledger_.Place("n1", "l3", 5, ports::Phase::kAssigned);     // escrowed for n1, never bound: nor this
+  {
+    std::lock_guard l(ledger_.mu);
+    ledger_.leases.back().node.clear();
+  }
   Reg("n1", "i1");
-  auto freed = plane_->ReconcileInventory("n1", "i1", {"l1", "l2"});
+  auto freed = plane_->ReconcileInventory("n1", "i1", {"l1", "l2", "l3"});
   ASSERT_TRUE(freed.ok());
   EXPECT_TRUE(plane_->ReconciledForTest("n1"));
   EXPECT_TRUE(plane_->OwnsForTest("l1", "n1", "i1"));
   EXPECT_FALSE(plane_->OwnerOfLease("l2").has_value());
+  EXPECT_FALSE(plane_->OwnerOfLease("l3").has_value());
   Reg("n1", "i2");
   EXPECT_TRUE(Is(plane_->ReconcileInventory("n1", "i1", {}).status(), kSuperseded));
   std::lock_guard l(ledger_.mu);
@@ -229,14 +235,18 @@ TEST_F(OwnershipTest, S18_S20_ABoundCompletionSettlesFromAbsenceOnlyWithAVouched
   auto bound = [&] {
     return plane_->runner().DestroyCompletedBound(5, "succeeded", "l9", "n1", 3, ports::Phase::kDone);
   };
-  EXPECT_TRUE(Is(bound(), kHolderUnavailable));  // inventory unknown
-  ASSERT_TRUE(plane_->ReconcileInventory("n1", "i1", {"other"}).ok());
-  EXPECT_TRUE(Is(bound(), kHolderUnavailable));  // the ledger has not settled it
   {
     std::lock_guard l(ledger_.mu);
-    ledger_.settled_leases.insert("l9");
+    ledger_.settled_leases.insert("l9");  // the ledger would settle it: only the plane's rule stops it
   }
+  EXPECT_TRUE(Is(bound(), kHolderUnavailable));  // inventory unknown
+  ASSERT_TRUE(plane_->ReconcileInventory("n1", "i1", {"other"}).ok());
   EXPECT_TRUE(bound().ok());
+  {
+    std::lock_guard l(ledger_.mu);
+    ledger_.settled_leases.clear();
+  }
+  EXPECT_TRUE(Is(bound(), kHolderUnavailable));  // the ledger has not settled it
   // A host that says it runs the lease is no proof of absence, even with no owner recorded.
   Reg("old", "");
   ASSERT_TRUE(plane_->ReconcileInventory("old", "", {"l8"}).ok());
@@ -283,13 +293,16 @@ TEST_F(OwnershipTest, R44_SweepAndTendAreBroadcast) {
 TEST_F(OwnershipTest, R42_KeepAliveBlocksUntilStopped) {
   std::stop_source stop;
   std::atomic<bool> returned{false};
-  std::thread t([&] {
+  auto alive = std::async(std::launch::async, [&] {
     plane_->runner().KeepAlive(stop.get_token());
     returned = true;
   });
+  // A bounded wait for something that must not happen: a KeepAlive that
+  // returned at once would be seen here within microseconds.
+  EXPECT_EQ(alive.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
   EXPECT_FALSE(returned.load());
   stop.request_stop();
-  t.join();
+  alive.get();
   EXPECT_TRUE(returned.load());
 }
 
