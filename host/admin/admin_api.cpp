@@ -297,6 +297,9 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          if (Status s = NeedName("node", node); !s.ok()) return s;
          auto serials = ledger.RevokeNode(node, r.String("reason", "revoked by an operator"));
          if (!serials.ok()) return serials.status();
+         // The plane hears it now: no parked poll carries another command
+         // to the node, and placement stops aiming at it.
+         d_.plane->Evict(node, "its certificates were revoked");
          d_.log->Info("admin.node_revoked", {{"node", node}, {"certificates", serials->size()}});
          json::array out;
          for (const auto& s : *serials) out.emplace_back(s);
@@ -350,14 +353,33 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
        }},
       {"certs.revoke",
        [&]() -> Answer {
-         const std::string serial = r.String("serial");
-         if (serial.empty()) return Status::Invalid("name the certificate by its serial");
-         if (Status s = ledger.RevokeCert(serial, r.String("node"), r.String("reason", "revoked by an operator"));
-             !s.ok()) {
+         const std::string typed = r.String("serial");
+         if (typed.empty()) return Status::Invalid("name the certificate by its serial");
+         const std::optional<std::string> serial = ports::NormalizeSerial(typed);
+         if (!serial) {
+           return Status::Invalid("\"" + typed.substr(0, 60) +
+                                  "\" is not a certificate serial (hex digits, as openssl x509 -serial prints them)");
+         }
+         auto certs = ledger.ListCerts("");
+         if (!certs.ok()) return certs.status();
+         std::string node = r.String("node");
+         bool issued = false;
+         for (const ports::IssuedCert& c : *certs) {
+           if (c.serial != *serial) continue;
+           issued = true;
+           if (node.empty()) node = c.node;
+         }
+         if (!issued && !r.Bool("force")) {
+           return Status::NotFound("no certificate with serial " + *serial +
+                                   " was issued by this deployment, so nothing was revoked (--force records the "
+                                   "revocation anyway)");
+         }
+         if (Status s = ledger.RevokeCert(*serial, node, r.String("reason", "revoked by an operator")); !s.ok()) {
            return s;
          }
-         d_.log->Info("admin.cert_revoked", {{"serial", serial}});
-         return Text(json::object{{"serial", serial}, {"revoked", true}});
+         if (!node.empty()) d_.plane->Evict(node, "certificate " + *serial + " was revoked");
+         d_.log->Info("admin.cert_revoked", {{"serial", *serial}, {"node", node}, {"issued", issued}});
+         return Text(json::object{{"serial", *serial}, {"node", node}, {"revoked", true}, {"issued", issued}});
        }},
       {"launch",
        [&]() -> Answer {

@@ -41,7 +41,7 @@ constexpr const char* kUsageText =
     "  enrollments approve NODE --fingerprint FP | enrollments deny NODE --fingerprint FP\n"
     "  nodes list | nodes revoke NODE [--reason TEXT]\n"
     "  leases list [--node NODE] | leases show LEASE | leases release LEASE\n"
-    "  certs list [--node NODE] | certs revoke SERIAL [--reason TEXT]\n"
+    "  certs list [--node NODE] | certs revoke SERIAL [--reason TEXT] [--force]\n"
     "  launch --tier TIER --request-id N [--wait]\n"
     "  destroy --request-id N\n"
     "  drain [--timeout DURATION]\n"
@@ -68,10 +68,12 @@ struct Line {
   bool Has(const std::string& name) const { return flags.count(name) != 0; }
 };
 
+// Flags that take no value.
+const std::vector<std::string> kSwitches = {"--json", "--wait", "--force"};
+
 // Whether the line asks for help: --help or -h anywhere, or the word help
 // where a command word goes (never a flag's value).
 bool AsksForHelp(int argc, char** argv) {
-  static const std::vector<std::string> kSwitches = {"--json", "--wait"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h" || a == "help") return true;
@@ -82,7 +84,6 @@ bool AsksForHelp(int argc, char** argv) {
 }
 
 bool Parse(int argc, char** argv, Line& line, std::string& error) {
-  static const std::vector<std::string> kSwitches = {"--json", "--wait"};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
@@ -182,6 +183,7 @@ bool BuildRequest(const Line& l, json::object& req, std::string& error) {
     cmd = "certs.revoke";
     args["serial"] = c;
     if (l.Has("--reason")) args["reason"] = l.Flag("--reason");
+    if (l.Has("--force")) args["force"] = true;
   } else if (a == "launch") {
     int64_t id = 0;
     if (!need("--tier", l.Flag("--tier")) || !integer("--request-id", id)) return false;

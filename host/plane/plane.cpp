@@ -624,6 +624,25 @@ void Plane::ExpireSilentNodes() {
   RecordGone(std::move(gone));
 }
 
+void Plane::Evict(const std::string& node, const std::string& why) {
+  Completions done;
+  std::vector<std::pair<std::string, int64_t>> gone;
+  {
+    std::lock_guard lock(mu_);
+    NodeState* n = Find(node);
+    if (n == nullptr) return;
+    FailQueuedLocked(*n, "node \"" + node + "\" was evicted (" + why + ") before taking this command, so nothing started");
+    ResolveInFlightLocked(*n, "node \"" + node + "\" was evicted (" + why + ") while this command was in flight, so "
+                                                                        "its outcome is unknown");
+    ReleaseWaitersLocked(*n, done, Unregistered("node \"" + node + "\" was evicted: " + why));
+    gone.emplace_back(node, n->ledger_epoch);
+    nodes_.erase(node);
+  }
+  Fire(done);
+  log_->Info("plane.node_evicted", {{"node", node}, {"why", why}});
+  RecordGone(std::move(gone));
+}
+
 void Plane::Watch(std::stop_token stop) {
   std::mutex m;
   std::condition_variable cv;

@@ -105,7 +105,8 @@ class Runner {
   // Three outcomes (R43): NoNode (nothing sent; release safely), the node's
   // answer (Custody when it says it holds the compute), or Custody when it
   // took the command and said nothing before the command timeout. On
-  // success `lease.node` names the node.
+  // success and on custody `lease.node` names the node (where compute may
+  // be running).
   Status Launch(ports::Lease& lease, const Job& job, std::stop_token stop = {});
   // Addressed to the process that owns the request, else broadcast to every
   // live node (R41); idempotent; a partial destroy is a failure.
@@ -216,6 +217,13 @@ class Plane {
   // One Watch round: forgets nodes silent for four windows, answering what
   // was queued for them, and records NodeGone in the ledger.
   void ExpireSilentNodes();
+  // An operator took the node's credentials back (R40, S11): it is
+  // forgotten at once, as expiry forgets a node (queued commands answered
+  // "nothing started", parked polls "unregistered", commands in flight
+  // tombstoned), and the ledger is told it is gone, so escrow stops placing
+  // on it now rather than when it falls silent. Owners stay, as on expiry:
+  // its leases are still its to release.
+  void Evict(const std::string& node, const std::string& why);
   // The current process says it will not poll again (R33–R36).
   Status Withdraw(const std::string& node, const std::string& incarnation);
   // Asks the fleet for its inventory while a barrier is requested and the

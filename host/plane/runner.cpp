@@ -160,10 +160,14 @@ Status Runner::Launch(ports::Lease& lease, const Job& job, std::stop_token stop)
       lease.node = node;
       return Status::Ok();
     }
-    if (d.result->custody) return Custody("node \"" + node + "\" holds lease " + lease.id + ": " + d.result->error);
+    if (d.result->custody) {
+      lease.node = node;  // where compute may be running: the caller must be able to say
+      return Custody("node \"" + node + "\" holds lease " + lease.id + ": " + d.result->error);
+    }
     return Failure("node \"" + node + "\" could not launch lease " + lease.id + ": " + d.result->error);
   }
   if (d.delivered) {
+    lease.node = node;
     return Custody("node \"" + node + "\" took the launch of lease " + lease.id + " and did not answer (" +
                    d.error.message() + "), so whether compute started is unknown");
   }

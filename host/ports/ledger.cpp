@@ -1,5 +1,7 @@
 #include "ports/ledger.h"
 
+#include "nodeplane/np_ledger_v1.h"
+
 namespace nodeplane::ports {
 
 const char* PhaseName(Phase p) {
@@ -21,6 +23,12 @@ const char* PhaseName(Phase p) {
 bool Launched(Phase p) {
   return p == Phase::kLaunching || p == Phase::kOnline || p == Phase::kBusy || p == Phase::kCustody ||
          p == Phase::kTeardown;
+}
+
+std::optional<std::string> NormalizeSerial(const std::string& raw) {
+  char out[NP_SERIAL_MAX_DIGITS + 1];
+  if (np_serial_normalize(raw.c_str(), out, sizeof out) != NP_OK) return std::nullopt;
+  return std::string(out);
 }
 
 std::vector<std::string> ProvidersOf(const Lease& lease) {

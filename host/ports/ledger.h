@@ -50,6 +50,12 @@ struct Lease {
   bool force_release = false, deregistered = false, macos_slot = false;
 };
 
+// The one spelling of a certificate serial the ledger uses (lower-case hex,
+// no leading zeros), from any spelling an operator pastes ("serial=0A1B",
+// "0a:1b", "0x0A1B"); empty when `raw` is not a serial. The ledger's own
+// rule (np_ledger_v1.h, SERIALS), so the host and every store agree.
+std::optional<std::string> NormalizeSerial(const std::string& raw);
+
 // A lease's acceptable providers, in preference order (stored as "a,b").
 std::vector<std::string> ProvidersOf(const Lease& lease);
 

@@ -47,14 +47,21 @@ class Reader {
       status_ = Status::Invalid(std::string(type_) + ": field \"" + key + "\" must be " + expected);
     }
   }
-  int64_t Int(const char* key) {
+  // An integer in [lo, hi]; anything else (a fraction, a number out of the
+  // field's range, a string) refuses the message, never wraps or truncates.
+  // Absent is 0. Every field of this protocol is a count, a size, an id or
+  // an epoch: none is negative.
+  int64_t Int(const char* key, int64_t hi = INT64_MAX) {
     const json::value* v = Get(key);
     if (v == nullptr || v->is_null()) return 0;
-    if (v->is_int64()) return v->as_int64();
-    if (v->is_uint64() && v->as_uint64() <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(v->as_uint64());
-    Bad(key, "an integer");
+    if (v->is_int64() && v->as_int64() >= 0 && v->as_int64() <= hi) return v->as_int64();
+    if (status_.ok()) {
+      status_ = Status::Invalid(std::string(type_) + ": field \"" + key + "\" must be an integer from 0 to " +
+                                std::to_string(hi));
+    }
     return 0;
   }
+  int32_t Int32(const char* key) { return static_cast<int32_t>(Int(key, INT32_MAX)); }
   bool Bool(const char* key) {
     const json::value* v = Get(key);
     if (v == nullptr || v->is_null()) return false;
@@ -159,8 +166,8 @@ Result<ports::Phase> ParseWirePhase(std::string_view name) {
 Result<plane::RegisterRequest> DecodeRegister(std::string_view body) {
   Reader r(body, "register");
   plane::RegisterRequest q;
-  q.min_version = static_cast<int32_t>(r.Int("min_version"));
-  q.version = static_cast<int32_t>(r.Int("version"));
+  q.min_version = r.Int32("min_version");
+  q.version = r.Int32("version");
   q.node = r.String("node");
   q.provider = r.String("provider");
   q.site = r.String("site");
@@ -426,9 +433,9 @@ std::string Encode(const plane::CommandResult& r) {
 Result<plane::RegisterResponse> DecodeRegisterReply(std::string_view body) {
   Reader r(body, "register reply");
   plane::RegisterResponse out;
-  out.version = static_cast<int32_t>(r.Int("version"));
-  out.min_version = static_cast<int32_t>(r.Int("min_version"));
-  out.max_version = static_cast<int32_t>(r.Int("max_version"));
+  out.version = r.Int32("version");
+  out.min_version = r.Int32("min_version");
+  out.max_version = r.Int32("max_version");
   out.deployment = r.String("deployment");
   out.lease_ttl_seconds = r.Int("lease_ttl_seconds");
   out.poll_seconds = r.Int("poll_seconds");

@@ -18,6 +18,13 @@
 //     a dead poll; a byte is the start of the next request, kept in the read
 //     buffer for when this one is answered. A response that can no longer be
 //     written runs its on_unsent.
+// (6) Framing (RFC 9112 §6). A request's body length must be certain, or
+//     the bytes after its head could be read as a second request (request
+//     smuggling): a Transfer-Encoding that is not exactly "chunked", one
+//     beside a Content-Length, or a Content-Length that is not one run of
+//     digits (several that disagree) is answered 400 and the connection
+//     closed, before any body is read. A head the parser itself refuses is
+//     answered 400 and closed too, never dropped in silence.
 // (4) Accepting. The acceptor, its handler and Stop()'s close all run on one
 //     strand, so a close can never land between a completed accept and the
 //     next one, and a closed acceptor ends the loop. An accept that fails
@@ -27,6 +34,7 @@
 #include "wire/http_server.h"
 
 #include <atomic>
+#include <cctype>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/asio/ssl.hpp>
@@ -37,6 +45,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "pki/authority.h"
 #include "wire/codec.h"
@@ -91,6 +100,54 @@ struct Gate {
   std::mutex mu;
   bool open = true;
 };
+
+std::string_view Trim(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+bool IEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+// Why a request's framing is ambiguous, or "" when its body length is
+// certain (6).
+template <typename Fields>
+std::string FramingProblem(const Fields& head) {
+  std::vector<std::string_view> codings;
+  std::optional<std::string_view> length;
+  bool has_te = false;
+  for (const auto& f : head) {
+    if (f.name() == http::field::transfer_encoding) {
+      has_te = true;
+      std::string_view v = f.value();
+      while (true) {
+        const size_t comma = v.find(',');
+        codings.push_back(Trim(v.substr(0, comma)));
+        if (comma == std::string_view::npos) break;
+        v.remove_prefix(comma + 1);
+      }
+    } else if (f.name() == http::field::content_length) {
+      std::string_view v = Trim(f.value());
+      if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string_view::npos) {
+        return "Content-Length \"" + std::string(v.substr(0, 40)) + "\" is not a number of bytes";
+      }
+      if (length && *length != v) return "the request carries two different Content-Length values";
+      length = v;
+    }
+  }
+  if (!has_te) return "";
+  if (length) return "the request carries both Transfer-Encoding and Content-Length";
+  if (codings.size() != 1 || !IEquals(codings.front(), "chunked")) {
+    return "Transfer-Encoding must be exactly \"chunked\" (RFC 9112 section 6.3)";
+  }
+  return "";
+}
 
 HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message) {
   HttpResponse r;
@@ -197,8 +254,17 @@ class Connection : public ConnectionBase {
   }
 
   void OnHeader(beast::error_code ec) {
+    if (ec && ec.category() == http::make_error_code(http::error::bad_method).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      keep_alive_ = false;  // a malformed head: answered, then closed (6)
+      return Write(ErrorResponse(400, "refused", "the request is malformed HTTP: " + ec.message()));
+    }
     if (ec) return Shutdown();
     const auto& head = parser_->get();
+    if (std::string problem = FramingProblem(head); !problem.empty()) {
+      keep_alive_ = false;  // the rest of the connection cannot be framed (6)
+      return Write(ErrorResponse(400, "refused", problem));
+    }
     keep_alive_ = head.keep_alive();
     if (auto len = parser_->content_length(); len && *len > server_.opts.body_limit) {
       keep_alive_ = false;

@@ -318,16 +318,26 @@ void NodeWire::Register(const std::shared_ptr<Call>& c) {
 
 void NodeWire::Poll(const std::shared_ptr<Call>& c) {
   plane::Plane* plane = o_.plane;
-  auto ticket = plane->PollAsync(c->node, c->incarnation, [c, plane](nodeplane::Result<std::optional<plane::Command>> r) {
-    if (!r.ok()) return c->Fail(r.status());
-    if (!r->has_value()) return c->NoContent();  // nothing to do
-    HttpResponse resp{200, "application/json", Encode(**r)};
+  auto deliver = [c, plane](const plane::Command& cmd) {
+    HttpResponse resp{200, "application/json", Encode(cmd)};
     // A command is delivered only to a client that is still there: one the
     // connection could not carry goes back to the queue (R43, S06).
-    resp.on_unsent = [plane, node = c->node, incarnation = c->incarnation, id = (*r)->id] {
+    resp.on_unsent = [plane, node = c->node, incarnation = c->incarnation, id = cmd.id] {
       plane->GiveBack(node, incarnation, id);
     };
     c->respond(std::move(resp));
+  };
+  auto ticket = plane->PollAsync(c->node, c->incarnation, [this, c, plane, deliver](
+                                                              nodeplane::Result<std::optional<plane::Command>> r) {
+    if (!r.ok()) return c->Fail(r.status());
+    if (!r->has_value()) return c->NoContent();  // nothing to do
+    if (!c->req.tls) return deliver(**r);
+    // The certificate was good when the poll parked; it must still be when
+    // the command is handed over, or the command goes back (S11).
+    workers_->Post([this, c, plane, deliver, cmd = std::move(**r)] {
+      if (NotRevoked(c)) return deliver(cmd);
+      plane->GiveBack(c->node, c->incarnation, cmd.id);
+    });
   });
   if (c->req.client) {
     // A poll whose client went away takes nothing more (weak: the ticket

@@ -163,6 +163,22 @@ CREATE TABLE fleet (
 INSERT INTO fleet (id, generation) VALUES (1, 0)
 )sql";
 
+// Serials have one spelling (np_ledger_v1.h, SERIALS): revocations that
+// earlier builds stored as typed (upper case, colons, leading zeros) are
+// rewritten in it, so they match the certificates they were meant for.
+constexpr const char* kV4 = R"sql(
+INSERT INTO revoked_certs (serial, node, reason, revoked_at)
+  SELECT CASE WHEN ltrim(lower(replace(serial, ':', '')), '0') = '' THEN '0'
+              ELSE ltrim(lower(replace(serial, ':', '')), '0') END, node, reason, revoked_at
+  FROM revoked_certs
+  WHERE serial <> CASE WHEN ltrim(lower(replace(serial, ':', '')), '0') = '' THEN '0'
+                       ELSE ltrim(lower(replace(serial, ':', '')), '0') END
+  ON CONFLICT (serial) DO NOTHING;
+DELETE FROM revoked_certs
+  WHERE serial <> CASE WHEN ltrim(lower(replace(serial, ':', '')), '0') = '' THEN '0'
+                       ELSE ltrim(lower(replace(serial, ':', '')), '0') END
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -170,6 +186,7 @@ const std::vector<Migration>& Migrations() {
       {1, "initial", kV1},
       {2, "placement index", kV2},
       {3, "fleet generation", kV3},
+      {4, "serials in one spelling", kV4},
   };
   return kMigrations;
 }

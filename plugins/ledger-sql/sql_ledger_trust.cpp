@@ -32,6 +32,16 @@ std::vector<EnrollmentRow> SelectEnrollments(soci::session& s, const std::string
   return out;
 }
 
+// The one spelling of a serial (np_ledger_v1.h, SERIALS), or NP_INVALID.
+std::string Serial(const std::string& raw, const char* what) {
+  char out[NP_SERIAL_MAX_DIGITS + 1];
+  if (np_serial_normalize(raw.c_str(), out, sizeof out) != NP_OK) {
+    Fail(NP_INVALID, std::string(what) + " \"" + raw.substr(0, 60) +
+                         "\" is not a certificate serial (hex digits, as openssl x509 -serial prints them)");
+  }
+  return out;
+}
+
 bool RevokedBySerialOrCutoff(soci::session& s, const std::string& node, const std::string& serial,
                              int64_t issued_at) {
   long long n = 0;
@@ -142,36 +152,40 @@ void SqlLedger::DecideEnrollment(const std::string& name, const std::string& fin
 
 void SqlLedger::RecordIssuedCert(const CertRow& c) {
   if (c.serial.empty() || c.node.empty()) Fail(NP_INVALID, "an issued certificate needs a serial and a node");
+  const std::string serial = Serial(c.serial, "the issued certificate's serial");
   Write([&](soci::session& s) {
     const long long now = Now();
     Exec(s,
          "INSERT INTO issued_certs (serial, node, source, not_after, issued_at) VALUES (:s, :n, :src, :na, :t) "
          "ON CONFLICT (serial) DO NOTHING",
-         c.serial, c.node, c.source, c.not_after, now);
+         serial, c.node, c.source, c.not_after, now);
   });
 }
 
-void SqlLedger::RecordRenewedCert(const CertRow& c, const std::string& parent_serial, int64_t parent_issued_at) {
+void SqlLedger::RecordRenewedCert(const CertRow& c, const std::string& raw_parent, int64_t parent_issued_at) {
   if (c.serial.empty() || c.node.empty()) Fail(NP_INVALID, "a renewed certificate needs a serial and a node");
+  const std::string serial = Serial(c.serial, "the renewed certificate's serial");
+  const std::string parent = Serial(raw_parent, "the parent certificate's serial");
   Write([&](soci::session& s) {
-    if (RevokedBySerialOrCutoff(s, c.node, parent_serial, parent_issued_at)) {
-      Fail(NP_PARENT_REVOKED, "the certificate being renewed (serial " + parent_serial + ") has been revoked");
+    if (RevokedBySerialOrCutoff(s, c.node, parent, parent_issued_at)) {
+      Fail(NP_PARENT_REVOKED, "the certificate being renewed (serial " + parent + ") has been revoked");
     }
     const long long now = Now();
     const std::string source = "renewed";
     Exec(s,
          "INSERT INTO issued_certs (serial, node, source, not_after, issued_at) VALUES (:s, :n, :src, :na, :t) "
          "ON CONFLICT (serial) DO NOTHING",
-         c.serial, c.node, source, c.not_after, now);
+         serial, c.node, source, c.not_after, now);
   });
 }
 
-bool SqlLedger::CertRevokedFor(const std::string& node, const std::string& serial, int64_t issued_at) {
+bool SqlLedger::CertRevokedFor(const std::string& node, const std::string& raw, int64_t issued_at) {
+  const std::string serial = Serial(raw, "serial");
   return Read([&](soci::session& s) { return RevokedBySerialOrCutoff(s, node, serial, issued_at); });
 }
 
-void SqlLedger::RevokeCert(const std::string& serial, const std::string& node, const std::string& reason) {
-  if (serial.empty()) Fail(NP_INVALID, "revocation needs a serial");
+void SqlLedger::RevokeCert(const std::string& raw, const std::string& node, const std::string& reason) {
+  const std::string serial = Serial(raw, "serial");
   Write([&](soci::session& s) {
     const long long now = Now();
     Exec(s,

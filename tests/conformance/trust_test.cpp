@@ -115,18 +115,18 @@ ports::IssuedCert Cert(const std::string& serial, const std::string& node, int64
 
 // C67
 TEST_F(TrustTest, C67_RevokingANodeTakesBackEveryLiveCredential) {
-  ASSERT_OK(ledger_->RecordIssuedCert(Cert("01", "n1", Now() + 365 * 24 * 60 * kMinute)));
-  ASSERT_OK(ledger_->RecordIssuedCert(Cert("02", "n1", Now() + kMinute)));
-  ASSERT_OK(ledger_->RecordIssuedCert(Cert("03", "n1", Now() - kMinute)));  // already expired
-  ASSERT_OK(ledger_->RecordIssuedCert(Cert("04", "n2", Now() + kMinute)));
+  ASSERT_OK(ledger_->RecordIssuedCert(Cert("a1", "n1", Now() + 365 * 24 * 60 * kMinute)));
+  ASSERT_OK(ledger_->RecordIssuedCert(Cert("a2", "n1", Now() + kMinute)));
+  ASSERT_OK(ledger_->RecordIssuedCert(Cert("a3", "n1", Now() - kMinute)));  // already expired
+  ASSERT_OK(ledger_->RecordIssuedCert(Cert("a4", "n2", Now() + kMinute)));
   const int64_t issued = Now();
   Advance(2 * kSecond);
   auto revoked = ledger_->RevokeNode("n1", "decommissioned");
   ASSERT_TRUE(revoked.ok());
-  EXPECT_EQ(*revoked, (std::vector<std::string>{"01", "02"}));
-  EXPECT_TRUE(*ledger_->CertRevokedFor("n1", "01", issued));
-  EXPECT_TRUE(*ledger_->CertRevokedFor("n1", "never-recorded", issued));  // the cut-off
-  EXPECT_FALSE(*ledger_->CertRevokedFor("n2", "04", issued));
+  EXPECT_EQ(*revoked, (std::vector<std::string>{"a1", "a2"}));
+  EXPECT_TRUE(*ledger_->CertRevokedFor("n1", "a1", issued));
+  EXPECT_TRUE(*ledger_->CertRevokedFor("n1", "ffee01", issued));  // the cut-off
+  EXPECT_FALSE(*ledger_->CertRevokedFor("n2", "a4", issued));
   auto certs = ledger_->ListCerts("n1");
   ASSERT_TRUE(certs.ok());
   EXPECT_EQ(certs->size(), 3u);
@@ -137,11 +137,11 @@ TEST_F(TrustTest, C68_TheCutoffIsTheNextWholeSecond) {
   clock_ = 1'900'000'000LL * kSecond + 400'000'000;  // x.4 s
   ASSERT_TRUE(ledger_->RevokeNode("n1", "").ok());
   const int64_t next_second = 1'900'000'001LL * kSecond;
-  EXPECT_TRUE(*ledger_->CertRevokedFor("n1", "x", next_second - 1));
-  EXPECT_FALSE(*ledger_->CertRevokedFor("n1", "y", next_second));  // issued after the cut-off
-  ASSERT_OK(ledger_->RevokeCert("y", "n1", "leaked"));
-  EXPECT_TRUE(*ledger_->CertRevokedFor("n1", "y", next_second));  // by serial, whenever issued
-  ASSERT_OK(ledger_->RevokeCert("y", "n1", "leaked"));             // idempotent
+  EXPECT_TRUE(*ledger_->CertRevokedFor("n1", "c1", next_second - 1));
+  EXPECT_FALSE(*ledger_->CertRevokedFor("n1", "c2", next_second));  // issued after the cut-off
+  ASSERT_OK(ledger_->RevokeCert("c2", "n1", "leaked"));
+  EXPECT_TRUE(*ledger_->CertRevokedFor("n1", "c2", next_second));  // by serial, whenever issued
+  ASSERT_OK(ledger_->RevokeCert("c2", "n1", "leaked"));             // idempotent
 }
 
 // C69
@@ -158,9 +158,35 @@ TEST_F(TrustTest, C69_ARenewalIsRefusedWhenItsParentWasRevoked) {
   Advance(kSecond);
   ASSERT_TRUE(ledger_->RevokeNode("n1", "").ok());
   // An unrecorded parent minted before the cut-off cannot renew either.
-  EXPECT_NP(ledger_->RecordRenewedCert(Cert("13", "n1", Now()), "unrecorded", parent_issued), NP_PARENT_REVOKED);
+  EXPECT_NP(ledger_->RecordRenewedCert(Cert("13", "n1", Now()), "dead01", parent_issued), NP_PARENT_REVOKED);
   Advance(5 * kSecond);
-  EXPECT_TRUE(ledger_->RecordRenewedCert(Cert("14", "n1", Now() + kMinute), "fresh-parent", Now()).ok());
+  EXPECT_TRUE(ledger_->RecordRenewedCert(Cert("14", "n1", Now() + kMinute), "f00d", Now()).ok());
+}
+
+// C89 (nodeplane's own, issue 22 #1): a serial has one spelling. Every
+// spelling an operator pastes names the same certificate, everywhere a
+// serial is taken; what is not a serial is refused, never stored.
+TEST_F(TrustTest, C89_EverySpellingOfASerialNamesTheSameCertificate) {
+  ASSERT_OK(ledger_->RecordIssuedCert(Cert("00AB:CD", "n1", Now() + kMinute)));
+  auto certs = ledger_->ListCerts("n1");
+  ASSERT_TRUE(certs.ok() && certs->size() == 1);
+  EXPECT_EQ(certs->front().serial, "abcd");  // stored in the one spelling
+  ASSERT_OK(ledger_->RevokeCert("serial=00ABCD", "n1", "pasted from openssl x509 -serial"));
+  for (const char* spelling : {"abcd", "ABCD", "0xabcd", "00:ab:cd", "AB:CD", "serial=ABCD"}) {
+    auto revoked = ledger_->CertRevokedFor("n2", spelling, Now());
+    ASSERT_TRUE(revoked.ok()) << spelling << ": " << revoked.status().ToString();
+    EXPECT_TRUE(*revoked) << spelling;
+  }
+  certs = ledger_->ListCerts("n1");
+  EXPECT_TRUE(certs->front().revoked);
+  ASSERT_OK(ledger_->RecordRenewedCert(Cert("EF", "n1", Now() + kMinute), "0X00ef", Now()));  // a renewal of itself
+  for (const char* junk : {"", "xyz", "ab:", ":ab", "ab::cd", "12 34", "serial=", "0x"}) {
+    EXPECT_NP(ledger_->RevokeCert(junk, "n1", ""), NP_INVALID);
+    EXPECT_NP(ledger_->CertRevokedFor("n1", junk, Now()).status(), NP_INVALID);
+    EXPECT_NP(ledger_->RecordIssuedCert(Cert(junk, "n1", Now())), NP_INVALID);
+  }
+  EXPECT_NP(ledger_->RevokeCert(std::string(41, 'f'), "n1", ""), NP_INVALID);  // longer than 20 octets
+  ASSERT_OK(ledger_->RevokeCert("000" + std::string(40, 'f'), "n1", ""));       // leading zeros do not count
 }
 
 }  // namespace

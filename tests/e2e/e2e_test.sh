@@ -473,6 +473,33 @@ supersede-restart)
   finish_job 2
   wait_until "lease 2 to be done" lease_is "$lease2" done
   ;;
+cert-revoke)
+  # Issue 22 #1, #3: a certificate is revoked by any spelling of its serial
+  # an operator pastes, a string that is not a serial is refused, an unknown
+  # serial is refused unless --force; and the revocation reaches the plane
+  # at once: the node's parked poll ends, nothing more is placed on it, and
+  # its next registration is refused for good.
+  write_config tls
+  start_host
+  ctl ca issue n1 --out "$dir/n1" >/dev/null || fail "ca issue n1"
+  start_node n1 --tls
+  wait_until "n1 to register" node_is n1 live
+  wait_until "n1's poll to park" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml metrics | grep -q '^nodeplane_polls_parked 1$'"
+  printed=$(openssl x509 -noout -serial -in "$dir/n1/node.crt")  # serial=0A1B...
+  colons=$(sed 's/^serial=//; s/../&:/g; s/:$//' <<<"$printed")   # 0A:1B:...
+  out=$(ctl certs revoke not-a-serial 2>&1); rc=$?
+  [ $rc -eq 2 ] && grep -q 'is not a certificate serial' <<<"$out" || fail "a non-serial answered $rc: $out"
+  out=$(ctl certs revoke 00ABCDEF 2>&1); rc=$?
+  [ $rc -eq 1 ] && grep -q 'no certificate with serial abcdef was issued by this deployment' <<<"$out" \
+    || fail "an unknown serial answered $rc: $out"
+  ctl certs revoke 00abcdef --force >/dev/null || fail "--force did not record the revocation"
+  ctl certs revoke "$colons" >/dev/null || fail "revoking $colons failed"
+  ctl --json certs list --node n1 | grep -q '"revoked":true' || fail "certs list does not show it revoked"
+  out=$(ctl launch --tier job --request-id 1 2>&1) && fail "the revoked node was given work: $out"
+  wait $node; rc=$?
+  [ $rc -eq 1 ] || fail "the revoked node exited $rc, not 1 (refused for good)"
+  grep -q 'event=node.refused.*has been revoked' "$dir/n1.log" || fail "the node was not told why"
+  ;;
 superseded)
   # A second process under the same name supersedes the first, which is
   # refused from then on and stops (exit 3).

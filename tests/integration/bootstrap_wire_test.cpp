@@ -200,5 +200,24 @@ TEST_F(BootstrapWireTest, EnrollmentsInFlightAreBounded) {
   EXPECT_NE(send().find("HTTP/1.1 200"), std::string::npos);  // the slot came back
 }
 
+// Issue 22 #2: the bootstrap listener frames requests as strictly as the
+// wire: an enrollment hidden behind an ambiguous Transfer-Encoding never runs.
+TEST_F(BootstrapWireTest, AnAmbiguouslyFramedRequestIsRefusedAndClosed) {
+  const std::string token = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  ASSERT_TRUE(ledger_->CreateJoinToken(pki::JoinTokenHash(token), 1, Now() + 3'600'000'000'000, "n1").ok());
+  const std::string body = Enroll("n1", token);
+  testing::RawConnection c(server_->port());
+  ASSERT_TRUE(c.Send("GET /v1/ca HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\nPOST /v1/enroll HTTP/1.1\r\n"
+                     "Host: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+  bool closed = false;
+  std::string answer = c.ReadUntilClose(&closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
+  EXPECT_EQ(answer.find("HTTP/1.1", 1), std::string::npos) << answer;
+  auto pending = ledger_->LookupEnrollment("n1");
+  ASSERT_TRUE(pending.ok());
+  EXPECT_FALSE(pending->has_value()) << "the smuggled enrollment was recorded";
+}
+
 }  // namespace
 }  // namespace nodeplane::wire

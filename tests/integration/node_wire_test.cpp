@@ -592,5 +592,59 @@ TEST_F(NodeWireJitTest, R24_R25_ARunnerIsRemovedByItsLeasesNameEvenAfterTheRelea
   EXPECT_EQ(source.removed[0], std::make_pair(int64_t{0}, plane::RunnerNameFor(lease.id)));
 }
 
+// Issue 22 #2: a withdraw smuggled behind a GET with an ambiguous
+// Transfer-Encoding never runs: the GET is refused and the connection closed.
+TEST_F(NodeWireTest, ASmuggledWithdrawNeverRuns) {
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  testing::RawConnection c(server_->port());
+  ASSERT_TRUE(c.Send("GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n"
+                     "POST /v1/nodes/n1/withdraw HTTP/1.1\r\nHost: x\r\nNodeplane-Incarnation: i1\r\n"
+                     "Content-Length: 2\r\n\r\n{}"));
+  bool closed = false;
+  std::string answer = c.ReadUntilClose(&closed);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
+  EXPECT_EQ(answer.find("HTTP/1.1 204"), std::string::npos) << answer;
+  EXPECT_EQ(plane_->Nodes(), std::vector<std::string>{"n1"}) << "the smuggled withdraw ran";
+}
+
+// Issue 22 #4: a number out of its field's range is refused (400), for every
+// numeric field of every route: never truncated (4294967297 is not protocol
+// 1), never wrapped, never a fraction.
+TEST_F(NodeWireTest, ANumberOutOfItsFieldsRangeIsRefused) {
+  const std::string base = R"({"node":"n1","provider":"process","deployment":"dep","incarnation":"i1")";
+  for (const std::string& numbers :
+       {std::string(R"("version":4294967297,"vcpu":4,"memory":8589934592)"),
+        std::string(R"("version":1,"min_version":-1,"vcpu":4,"memory":8589934592)"),
+        std::string(R"("version":1,"min_version":2147483648,"vcpu":4,"memory":8589934592)"),
+        std::string(R"("version":1,"vcpu":18446744073709551615,"memory":8589934592)"),
+        std::string(R"("version":1,"vcpu":4,"memory":-8589934592)"),
+        std::string(R"("version":1.5,"vcpu":4,"memory":8589934592)"),
+        std::string(R"("version":1,"vcpu":4e3,"memory":8589934592)")}) {
+    Reply r = Send("POST", "/v1/register", base + "," + numbers + "}");
+    EXPECT_EQ(r.status, 400) << numbers << ": " << r.body;
+    EXPECT_NE(r.body.find(R"("code":"refused")"), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find("must be an integer from 0 to"), std::string::npos) << r.body;
+  }
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  ports::Lease lease = Assigned();
+  const std::string at = "/v1/nodes/n1/leases/" + lease.id;
+  for (const std::string epoch : {"-1", "9223372036854775808", "0.5", "1e2"}) {
+    for (const auto& [route, body] : std::vector<std::pair<std::string, std::string>>{
+             {"/bind", R"({"epoch":)" + epoch + "}"},
+             {"/advance", R"({"phase":"launching","epoch":)" + epoch + "}"},
+             {"/heartbeat", R"({"epoch":)" + epoch + "}"},
+             {"/failure", R"({"reason":"x","epoch":)" + epoch + "}"},
+             {"/release", R"({"outcome":"failed","epoch":)" + epoch + "}"},
+             {"/runner/remove", R"({"runner_id":)" + epoch + "}"}}) {
+      Reply r = Send("POST", at + route, body);
+      EXPECT_EQ(r.status, 400) << route << " " << body << ": " << r.body;
+      EXPECT_NE(r.body.find("must be an integer from 0 to"), std::string::npos) << route << ": " << r.body;
+    }
+  }
+  auto still = ledger_->GetLease(lease.id);
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->phase, ports::Phase::kAssigned);  // nothing was done to it
+}
+
 }  // namespace
 }  // namespace nodeplane::wire

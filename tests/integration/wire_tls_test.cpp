@@ -49,6 +49,36 @@ TEST_F(WireTlsTest, R15_R16_ARegistrationOverTLSDiscardsOnlyItsOwnHostsProof) {
   EXPECT_FALSE(clear());
 }
 
+// Issue 22 #3 (S11): a poll parked before its certificate was revoked is
+// handed nothing. The revocation is checked again when a command is handed
+// over (here the ledger alone knows, as when a revocation list changes), and
+// the command goes back to the queue, untaken.
+TEST_F(WireTlsTest, S11_APollParkedBeforeARevocationIsHandedNothing) {
+  Start(/*with_plugins=*/false);
+  NodeCert n1 = Issue("n1");
+  auto c = Client(n1);
+  ASSERT_EQ(Register(*c, "n1").status, 200);
+  plane::Plane& plane = daemon_->plane();
+  auto parked = std::async(std::launch::async, [&] { return Call(*c, "POST", "/v1/nodes/n1/poll"); });
+  while (plane.WaitersForTest("n1") != 1) std::this_thread::yield();
+  ports::Ledger& ledger = daemon_->ledger();
+  ASSERT_TRUE(ledger.RevokeCert(n1.serial, "n1", "leaked").ok());
+  auto leases = ledger.Escrow("plain", 1);
+  ASSERT_TRUE(leases.ok() && leases->size() == 1);
+  ports::Lease lease = leases->front();
+  std::stop_source stop;
+  auto launch = std::async(std::launch::async, [&] {
+    return plane.runner().Launch(lease, plane::Job{1, 1, "", "", "", ""}, stop.get_token());
+  });
+  wire::ClientResponse answer = parked.get();
+  EXPECT_EQ(answer.status, 403) << answer.body;
+  EXPECT_NE(answer.body.find("has been revoked"), std::string::npos) << answer.body;
+  while (plane.QueuedForTest("n1") != 1) std::this_thread::yield();  // given back, untaken
+  EXPECT_EQ(plane.InFlightForTest("n1"), 0u);
+  stop.request_stop();
+  EXPECT_TRUE(plane::Is(launch.get(), plane::kNoNode));
+}
+
 // S11: a serial revoked in the ledger is refused on the very next request.
 TEST_F(WireTlsTest, S11_ARevokedSerialIsRefusedOnTheNextRequest) {
   Start();

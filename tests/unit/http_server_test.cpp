@@ -245,5 +245,37 @@ TEST(HttpServer, ReportsAnAddressItCannotBind) {
   EXPECT_NE(s.message().find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos);
 }
 
+// Issue 22 #2 (RFC 9112 §6.3): a request whose body length is not certain is
+// answered 400 and its connection closed, so the bytes after its head never
+// run as a second request.
+TEST(HttpServer, AnAmbiguouslyFramedRequestIsRefusedAndTheConnectionClosed) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  HttpServer server(Loopback(), handler, log);
+  ASSERT_TRUE(server.Start().ok());
+  const std::string smuggled = "POST /v1/nodes/n1/withdraw HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
+  for (const std::string framing :
+       {"Transfer-Encoding: xchunked", "Transfer-Encoding: chunked, identity", "Transfer-Encoding: identity",
+        "Transfer-Encoding: gzip", "Transfer-Encoding: gzip, chunked", "Transfer-Encoding: chunked\r\nContent-Length: 5",
+        "Content-Length: +0", "Content-Length: -1", "Content-Length: 0x10", "Content-Length: 1\r\nContent-Length: 2"}) {
+    SCOPED_TRACE(framing);
+    RawConnection c(server.port());
+    ASSERT_TRUE(c.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n" + framing + "\r\n\r\n" + smuggled));
+    bool closed = false;
+    std::string answer = c.ReadUntilClose(&closed);
+    EXPECT_TRUE(closed);
+    EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
+    EXPECT_NE(answer.find(R"("code":"refused")"), std::string::npos) << answer;
+    EXPECT_EQ(answer.find("HTTP/1.1", 1), std::string::npos) << "a second request was answered: " << answer;
+  }
+  // Exactly "chunked" (any case) is a body, framed.
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.Send("POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"));
+  auto [request, respond] = handler.WaitForParked();
+  EXPECT_EQ(request.body, "{}");
+  respond(HttpResponse{204});
+  EXPECT_NE(c.ReadResponse().find("HTTP/1.1 204"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace nodeplane::wire

@@ -103,6 +103,26 @@ TEST_F(DispatchTest, R43_S06_SilenceAfterDeliveryIsCustodyAndBeforeItIsNoNode) {
   EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
 }
 
+// Issue 22 #5: a custody outcome names the node, exactly when the caller
+// needs to know where compute may be running: the node's own custody answer
+// and a launch taken and never answered alike.
+TEST_F(DispatchTest, ACustodyOutcomeNamesTheNode) {
+  Reg("n1");
+  for (bool answered : {true, false}) {
+    ports::Lease lease = Lease(answered ? "l1" : "l2");
+    auto launch = std::async(std::launch::async, [&] { return plane_->runner().Launch(lease, JobFor(1)); });
+    WaitQueued("n1", 1);
+    Command c = Take("n1");
+    if (answered) {
+      ASSERT_TRUE(Answer("n1", c, false, /*custody=*/true).ok());
+    } else {
+      clock_.Advance(600 * kS);
+    }
+    EXPECT_TRUE(Is(launch.get(), kCustody));
+    EXPECT_EQ(lease.node, "n1");
+  }
+}
+
 // R03: a late result is redirected, not rejected.
 TEST_F(DispatchTest, R03_ALateSuccessfulLaunchIsTakenIntoCustody) {
   Reg("n1");

@@ -86,6 +86,23 @@ TEST_F(SqliteLedgerTest, AnEditedMigrationIsRefused) {
       << refused.status().message();
 }
 
+// Issue 22 #1: migration 4 rewrites the revocations earlier builds stored
+// as typed, so they match the certificates they were meant for.
+TEST_F(SqliteLedgerTest, RevocationsStoredAsTypedAreRewrittenInTheOneSpelling) {
+  ASSERT_TRUE(Open().ok());
+  Sql("DELETE FROM schema_migrations WHERE version = 4;"
+      "INSERT INTO revoked_certs (serial, node, reason, revoked_at) VALUES ('00:AB:CD', 'n1', 'typed', 1);"
+      "INSERT INTO revoked_certs (serial, node, reason, revoked_at) VALUES ('abcd', 'n1', 'twice', 2);"
+      "INSERT INTO revoked_certs (serial, node, reason, revoked_at) VALUES ('0EF', 'n2', 'zeros', 3)");
+  auto ledger = Open();  // applies migration 4 again
+  ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
+  for (const char* serial : {"abcd", "ef"}) {
+    auto revoked = (*ledger)->CertRevokedFor("n9", serial, 0);
+    ASSERT_TRUE(revoked.ok());
+    EXPECT_TRUE(*revoked) << serial;
+  }
+}
+
 // L7: the WAL is copied back into the database by the Checkpointer, long
 // before the writer's own fallback mark (4000 pages) would make a commit do
 // it. Until a checkpoint, every change lives in the -wal file and the

@@ -25,6 +25,15 @@
  *
  * Strings are NUL-terminated UTF-8; "" means absent for optional strings.
  * Every record below is borrowed by its sink until the sink returns.
+ *
+ * SERIALS. A certificate serial is a number; its one spelling here is
+ * lower-case hex without leading zeros ("0" for zero), as np_serial_normalize
+ * writes it. Every function that takes a serial accepts what operators paste
+ * (`openssl x509 -serial` prints "serial=0A1B...", others print colon-
+ * separated bytes or a 0x prefix, in either case) and normalizes it before
+ * storing or comparing, so each spelling names the same certificate; one that
+ * is not a serial at all is NP_INVALID. Every serial a store puts is
+ * normalized.
  */
 #ifndef NODEPLANE_NP_LEDGER_V1_H
 #define NODEPLANE_NP_LEDGER_V1_H
@@ -36,6 +45,57 @@ extern "C" {
 #endif
 
 #define NP_LEDGER_INTERFACE "nodeplane.ledger"
+
+/* Hex digits a serial may have: X.509 serials are at most 20 octets. */
+#define NP_SERIAL_MAX_DIGITS 40u
+
+/* Writes the normalized spelling of serial `in` (see SERIALS above) into
+ * `out`, `out_size` bytes with its NUL (NP_SERIAL_MAX_DIGITS + 1 always
+ * suffices). Accepts an optional "serial=" and then an optional "0x" prefix,
+ * hex digits of either case, and a colon between any two digits. NP_INVALID
+ * (with `out` set to "") for anything else, or for more than
+ * NP_SERIAL_MAX_DIGITS significant digits. For stores and hosts alike, so
+ * every party spells serials the same way. */
+static inline np_code np_serial_normalize(const char* in, char* out, uint32_t out_size) {
+  uint32_t n = 0;
+  int32_t digits = 0;
+  int32_t colon_ok = 0;
+  if (out == NULL || out_size == 0) return NP_INVALID;
+  out[0] = '\0';
+  if (in == NULL) return NP_INVALID;
+  if (in[0] == 's' && in[1] == 'e' && in[2] == 'r' && in[3] == 'i' && in[4] == 'a' && in[5] == 'l' && in[6] == '=') {
+    in += 7;
+  }
+  if (in[0] == '0' && (in[1] == 'x' || in[1] == 'X')) in += 2;
+  for (; *in != '\0'; ++in) {
+    char c = *in;
+    if (c == ':') {
+      if (!colon_ok) return NP_INVALID;
+      colon_ok = 0;
+      continue;
+    }
+    if (c >= 'A' && c <= 'F') c = (char)(c - 'A' + 'a');
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      out[0] = '\0';
+      return NP_INVALID;
+    }
+    ++digits;
+    colon_ok = 1;
+    if (c == '0' && n == 0) continue; /* a leading zero */
+    if (n + 2 > out_size || n >= NP_SERIAL_MAX_DIGITS) {
+      out[0] = '\0';
+      return NP_INVALID;
+    }
+    out[n++] = c;
+  }
+  if (digits == 0 || !colon_ok) {
+    out[0] = '\0';
+    return NP_INVALID;
+  }
+  if (n == 0) out[n++] = '0';
+  out[n] = '\0';
+  return NP_OK;
+}
 #define NP_LEDGER_MAJOR 1u
 
 /* Lease phases (stable numbers). done and failed are terminal. */
@@ -471,7 +531,10 @@ typedef struct np_ledger_v1 {
    * truncated to the second) before the node's cut-off. */
   np_code (*cert_revoked_for)(void* self, const char* node, const char* serial, int64_t issued_at_ns,
                               uint32_t* revoked, np_error* err);
-  /* Revokes one serial; idempotent. */
+  /* Revokes one serial (normalized: SERIALS above; NP_INVALID when not one);
+   * idempotent, and recorded whether or not it was ever issued (so a
+   * certificate the store never saw can be refused too; the host asks its
+   * operator to say so on purpose). */
   np_code (*revoke_cert)(void* self, const char* serial, const char* node, const char* reason, np_error* err);
   /* Revokes every live certificate of the node and sets its cut-off to now,
    * rounded up to the next second; puts each serial revoked. */
