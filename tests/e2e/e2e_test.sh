@@ -482,6 +482,15 @@ cert-revoke)
   write_config tls
   start_host
   ctl ca issue n1 --out "$dir/n1" >/dev/null || fail "ca issue n1"
+  ctl ca issue n2 --out "$dir/n2" >/dev/null || fail "ca issue n2"
+  start_node n2 --tls
+  second=$node
+  wait_until "n2 to register" node_is n2 live
+  # A whole node revoked: out of the fleet the moment the command answers.
+  ctl nodes revoke n2 >/dev/null || fail "nodes revoke n2"
+  node_is n2 gone || fail "n2 is still placeable after its revocation: $(ctl --json nodes list)"
+  wait $second; rc=$?
+  [ $rc -eq 1 ] || fail "the revoked n2 exited $rc, not 1"
   start_node n1 --tls
   wait_until "n1 to register" node_is n1 live
   wait_until "n1's poll to park" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml metrics | grep -q '^nodeplane_polls_parked 1$'"
@@ -494,6 +503,7 @@ cert-revoke)
     || fail "an unknown serial answered $rc: $out"
   ctl certs revoke 00abcdef --force >/dev/null || fail "--force did not record the revocation"
   ctl certs revoke "$colons" >/dev/null || fail "revoking $colons failed"
+  node_is n1 gone || fail "n1 is still placeable after its certificate's revocation: $(ctl --json nodes list)"
   ctl --json certs list --node n1 | grep -q '"revoked":true' || fail "certs list does not show it revoked"
   out=$(ctl launch --tier job --request-id 1 2>&1) && fail "the revoked node was given work: $out"
   wait $node; rc=$?
