@@ -61,7 +61,7 @@ The control plane (pid $host) and the node local-1 (pid $node) keep running. Exp
   build/host/nodeplanectl --config $config status
   build/host/nodeplanectl --config $config nodes list
   build/host/nodeplanectl --config $config leases show $lease
-  build/host/nodeplanectl --config $config launch --tier demo --request-id 7 --wait
+  build/host/nodeplanectl --config $config launch --tier demo --request-id \$(date +%s) --wait
   build/host/nodeplanectl --config $config metrics
 Logs: $node_state/nodeplaned.log and $node_state/node.log. Ctrl-C stops both.
 HELP

@@ -14,6 +14,10 @@ namespace nodeplane::admin {
 namespace json = boost::json;
 namespace {
 
+// How long a finished request is remembered: a launch of the same request
+// id within a day answers the lease that served it.
+constexpr int64_t kRequestMemoryNs = 24LL * 3600 * 1'000'000'000;
+
 // A command's answer: the result as JSON text, or why not.
 using Answer = Result<std::string>;
 
@@ -387,11 +391,66 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          const int64_t request_id = r.Int("request_id"), run_id = r.Int("run_id", r.Int("request_id"));
          if (tier.empty()) return Status::Invalid("launch needs --tier");
          if (request_id <= 0) return Status::Invalid("launch needs a positive --request-id");
+         // Follows a lease until it ends, saying each phase it reaches; the
+         // phase it was last seen in.
+         auto follow = [&](const std::string& id, std::string phase) {
+           while (!r.stop.stop_requested()) {
+             auto now = ledger.GetLease(id);
+             if (!now.ok() && now.status().detail() == NP_NOT_FOUND) {
+               auto j = ledger.JobForLease(id);
+               phase = j.ok() && j->has_value() && (*j)->conclusion ? ports::PhaseName(*(*j)->conclusion) : "ended";
+               r.Say("lease " + id + " is " + phase);
+               break;
+             }
+             if (now.ok() && phase != ports::PhaseName(now->phase)) {
+               phase = ports::PhaseName(now->phase);
+               r.Say("lease " + id + " is " + phase);
+             }
+             std::this_thread::sleep_for(std::chrono::milliseconds(200));  // pacing a display, not a test
+           }
+           return phase;
+         };
+         // Idempotent per request id: a request an open lease serves, or one
+         // that finished within a day, is answered with that lease, so a
+         // client that retries after losing its answer never runs a job twice.
+         auto served = [&]() -> Result<std::optional<std::string>> {
+           auto job = ledger.JobForRequest(request_id);
+           if (!job.ok() && job.status().detail() == NP_UNSUPPORTED) return std::optional<std::string>();
+           if (!job.ok()) return job.status();
+           if (!job->has_value()) return std::optional<std::string>();
+           const ports::Job& j = **job;
+           if (j.conclusion && j.finished_at_ns < d_.now_ns() - kRequestMemoryNs) return std::optional<std::string>();
+           std::string phase = j.conclusion ? ports::PhaseName(*j.conclusion) : "open";
+           if (!j.conclusion) {
+             if (auto l = ledger.GetLease(j.lease_id); l.ok()) phase = ports::PhaseName(l->phase);
+           }
+           r.Say("request " + std::to_string(request_id) + " is already served by lease " + j.lease_id + " (" + phase +
+                 "); nothing new was escrowed");
+           if (r.Bool("wait") && !j.conclusion) phase = follow(j.lease_id, phase);
+           return std::optional<std::string>(Text(json::object{{"lease", j.lease_id},
+                                                               {"node", j.node},
+                                                               {"request_id", request_id},
+                                                               {"outcome", phase},
+                                                               {"existing", true}}));
+         };
+         if (auto prior = served(); !prior.ok() || prior->has_value()) {
+           if (!prior.ok()) return prior.status();
+           return **prior;
+         }
          auto escrowed = ledger.Escrow(tier, 1);
          if (!escrowed.ok()) return escrowed.status();
          if (escrowed->empty()) return Status::Refused("no capacity for tier " + tier + " now").WithDetail(NP_NO_CAPACITY);
          ports::Lease lease = escrowed->front();
-         if (Status s = ledger.Assign(lease.id, lease.epoch, run_id, request_id); !s.ok()) return s;
+         if (Status s = ledger.Assign(lease.id, lease.epoch, run_id, request_id); !s.ok()) {
+           // Another launch of the same request won the race: ours is given
+           // back and theirs answered.
+           (void)ledger.Release(lease.id, lease.epoch, ports::Phase::kFailed);
+           if (s.detail() != NP_CONFLICT) return s;
+           auto prior = served();
+           if (!prior.ok()) return prior.status();
+           if (!prior->has_value()) return s;
+           return **prior;
+         }
          r.Say("escrowed lease " + lease.id + " for tier " + tier);
          plane::Job job{request_id, run_id, "nodeplanectl", "", "", ""};
          Status launched = d_.plane->runner().Launch(lease, job, r.stop);
@@ -405,23 +464,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          }
          r.Say("lease " + lease.id + (custody ? " is in the custody of node " : " launched on node ") + lease.node);
          std::string phase = custody ? "custody" : "launched";
-         if (r.Bool("wait")) {
-           // Follow the lease until it ends, saying each phase it reaches.
-           while (!r.stop.stop_requested()) {
-             auto now = ledger.GetLease(lease.id);
-             if (!now.ok() && now.status().detail() == NP_NOT_FOUND) {
-               auto j = ledger.JobForLease(lease.id);
-               phase = j.ok() && j->has_value() && (*j)->conclusion ? ports::PhaseName(*(*j)->conclusion) : "ended";
-               r.Say("lease " + lease.id + " is " + phase);
-               break;
-             }
-             if (now.ok() && phase != ports::PhaseName(now->phase)) {
-               phase = ports::PhaseName(now->phase);
-               r.Say("lease " + lease.id + " is " + phase);
-             }
-             std::this_thread::sleep_for(std::chrono::milliseconds(200));  // pacing a display, not a test
-           }
-         }
+         if (r.Bool("wait")) phase = follow(lease.id, phase);
          return Text(json::object{{"lease", lease.id}, {"node", lease.node}, {"request_id", request_id}, {"outcome", phase}});
        }},
       {"destroy",

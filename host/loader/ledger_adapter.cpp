@@ -453,19 +453,39 @@ Result<std::vector<ports::Node>> LedgerAdapter::ListNodes() {
   return out;
 }
 
+namespace {
+
+np_job_sink JobSink(std::vector<ports::Job>* out) {
+  return np_job_sink{sizeof(np_job_sink), out, [](void* ctx, const np_job_v1* p) -> int32_t {
+                       np_job_v1 j = CopyRecord(p);
+                       ports::Job job{TextOf(j.lease_id), TextOf(j.tier), TextOf(j.node), j.run_id, j.request_id,
+                                      std::nullopt, j.queued_at_ns, j.assigned_at_ns, j.started_at_ns,
+                                      j.finished_at_ns, TextOf(j.failure_reason), TextOf(j.image_cache),
+                                      TextOf(j.cache_generation), TextOf(j.actions_cache)};
+                       if (j.conclusion != 0) job.conclusion = static_cast<Phase>(j.conclusion);
+                       static_cast<std::vector<ports::Job>*>(ctx)->push_back(std::move(job));
+                       return 0;
+                     }};
+}
+
+}  // namespace
+
 Result<std::optional<ports::Job>> LedgerAdapter::JobForLease(const std::string& lease) {
   std::vector<ports::Job> out;
-  np_job_sink sink{sizeof(np_job_sink), &out, [](void* ctx, const np_job_v1* p) -> int32_t {
-                     np_job_v1 j = CopyRecord(p);
-                     ports::Job job{TextOf(j.lease_id), TextOf(j.tier), TextOf(j.node), j.run_id, j.request_id, std::nullopt,
-                                    j.queued_at_ns, j.assigned_at_ns, j.started_at_ns, j.finished_at_ns,
-                                    TextOf(j.failure_reason), TextOf(j.image_cache), TextOf(j.cache_generation), TextOf(j.actions_cache)};
-                     if (j.conclusion != 0) job.conclusion = static_cast<Phase>(j.conclusion);
-                     static_cast<std::vector<ports::Job>*>(ctx)->push_back(std::move(job));
-                     return 0;
-                   }};
-  Status st = Call([&](void* s, np_error* e) { return vt_.job_for_lease(s, lease.c_str(), sink, e); });
+  Status st = Call([&](void* s, np_error* e) { return vt_.job_for_lease(s, lease.c_str(), JobSink(&out), e); });
   if (st.detail() == NP_NOT_FOUND) return std::optional<ports::Job>();
+  if (!st.ok()) return st;
+  if (out.empty()) return std::optional<ports::Job>();
+  return std::optional<ports::Job>(out.front());
+}
+
+Result<std::optional<ports::Job>> LedgerAdapter::JobForRequest(int64_t request_id) {
+  if (vt_.job_for_request == nullptr) {  // optional: appended after 0.1.0
+    return Status(Code::kRefused, who_ + ": this ledger plugin cannot find a lease by its request id")
+        .WithDetail(NP_UNSUPPORTED);
+  }
+  std::vector<ports::Job> out;
+  Status st = Call([&](void* s, np_error* e) { return vt_.job_for_request(s, request_id, JobSink(&out), e); });
   if (!st.ok()) return st;
   if (out.empty()) return std::optional<ports::Job>();
   return std::optional<ports::Job>(out.front());

@@ -56,8 +56,11 @@ Status Daemon::Open() {
   plane_ = std::make_unique<plane::Plane>(std::move(plane_options));
   watch_ = std::jthread([this](std::stop_token stop) { plane_->Watch(stop); });
   barrier_ = std::jthread([this](std::stop_token stop) { plane_->BarrierLoop(stop); });
-  reaper_ = std::make_unique<Reaper>([&ledger] { return ledger.Reap(); }, plane_->runner(), log_,
-                                     cfg_.leases.reap_interval);
+  // The grace gives every node time to come back and heartbeat before a
+  // lease it holds can look expired (reaper.h).
+  reaper_ = std::make_unique<Reaper>([&ledger] { return ledger.Reap(); },
+                                     [&ledger] { return ledger.AdmissionGeneration().status(); }, plane_->runner(), log_,
+                                     ReapTiming{cfg_.leases.reap_interval, cfg_.leases.ttl + cfg_.wire.poll_window});
 
   if (cfg_.wire.tls) {
     auto prepared = PrepareWireTls(cfg_, host_.c()->wall_clock_ns(host_.c()->ctx));

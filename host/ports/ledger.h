@@ -236,6 +236,10 @@ class LedgerAdmin {
   virtual Result<int64_t> Reap() = 0;
   virtual Status ForceRelease(const std::string& lease) = 0;
   virtual Result<std::vector<Node>> ListNodes() = 0;
+  // The job of the newest lease assigned `request_id`, open or ended; empty
+  // when none was. Unsupported (NP_UNSUPPORTED) from a plugin built before
+  // it existed.
+  virtual Result<std::optional<Job>> JobForRequest(int64_t request_id) = 0;
   virtual Result<ComputeBarrier> RequestComputeBarrier(const std::string& actor) = 0;
   virtual Result<int64_t> SetAdmission(bool sealed, int64_t expected_generation, const std::string& reason,
                                        const std::string& actor) = 0;

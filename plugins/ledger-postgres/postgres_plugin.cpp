@@ -21,6 +21,9 @@
 // NP_UNAVAILABLE (retryable) and is re-established by the next one.
 // The password never appears in a log line or an error message.
 
+#include <libpq-fe.h>
+#include <soci/postgresql/soci-postgresql.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -28,6 +31,7 @@
 #include "ledger_vtable.h"
 #include "plugin_config.h"
 #include "secret_file.h"
+#include "session.h"
 #include "sql_ledger.h"
 
 namespace nodeplane::ledger {
@@ -47,18 +51,38 @@ int64_t LockKey(const std::string& schema) {
   return static_cast<int64_t>(h >> 1);
 }
 
-Dialect PostgresDialect(const std::string& schema) {
+// libpq hands every notice and warning the server sends (a schema that
+// already exists, "terminating connection due to immediate shutdown" when the
+// server stops) to a notice processor, whose default prints it on stderr,
+// outside the host's log format. This one logs it as the event
+// plugin.postgres.notice: a WARNING (or worse) at warn, anything else at debug.
+void LogNotice(void* ctx, const char* message) {
+  const auto* host = static_cast<const np_host_v1*>(ctx);
+  std::string text = message != nullptr ? message : "";
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const size_t colon = text.find(':');
+  const std::string severity = colon == std::string::npos ? "" : text.substr(0, colon);
+  std::string said = colon == std::string::npos ? text : text.substr(colon + 1);
+  said.erase(0, said.find_first_not_of(' '));
+  const bool warning = severity == "WARNING" || severity == "ERROR" || severity == "FATAL" || severity == "PANIC";
+  const char* keys[] = {"severity", "message"};
+  const char* values[] = {severity.c_str(), said.c_str()};
+  host->log(host->ctx, warning ? NP_LOG_WARN : NP_LOG_DEBUG, "postgres.notice", keys, values, 2);
+}
+
+Dialect PostgresDialect(const std::string& schema, const np_host_v1* host) {
   Dialect d;
   d.name = "postgresql";
   d.soci_backend = "postgresql";
   d.begin_write = "BEGIN ISOLATION LEVEL READ COMMITTED";
   d.write_lock = "SELECT pg_advisory_xact_lock(" + std::to_string(LockKey(schema)) + ")";
   d.begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-  // Notices (a schema that already exists) would go to the host's stderr
-  // outside its log format: only warnings and errors are of interest.
-  d.writer_setup = {"SET client_min_messages TO warning", "SET search_path TO " + schema,
-                    "SET synchronous_commit TO on"};
-  d.reader_setup = {"SET client_min_messages TO warning", "SET search_path TO " + schema};
+  d.on_connect = [host](soci::session& s) {
+    auto* backend = static_cast<soci::postgresql_session_backend*>(s.get_backend());
+    PQsetNoticeProcessor(backend->conn_, &LogNotice, const_cast<np_host_v1*>(host));
+  };
+  d.writer_setup = {"SET search_path TO " + schema, "SET synchronous_commit TO on"};
+  d.reader_setup = {"SET search_path TO " + schema};
   return d;
 }
 
@@ -120,14 +144,10 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
       password = v;
     }
     const std::string connection = dsn + (password.empty() ? "" : " password=" + Quoted(password));
-    {
-      // The schema first, on a session of its own.
-      soci::session s("postgresql", connection);
-      s << "SET client_min_messages TO warning";
-      s << "CREATE SCHEMA IF NOT EXISTS " + schema;
-    }
     SqlLedger::Options o;
-    o.dialect = PostgresDialect(schema);
+    o.dialect = PostgresDialect(schema, host);
+    // The schema first, on a session of its own.
+    OpenSession(o.dialect, connection, {"CREATE SCHEMA IF NOT EXISTS " + schema});
     o.connection = connection;
     o.readers = static_cast<unsigned>(pool);
     o.barrier_grace_ns = grace * 1'000'000'000;

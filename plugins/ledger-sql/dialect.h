@@ -2,8 +2,11 @@
 // every statement) is the same text on both engines.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <soci/soci.h>
 
 namespace nodeplane::ledger {
 
@@ -19,6 +22,10 @@ struct Dialect {
   // Statements run once on every new session, one statement each.
   std::vector<std::string> writer_setup;
   std::vector<std::string> reader_setup;
+  // Run on every session once it is connected, again after a reconnect,
+  // before its setup statements (PostgreSQL routes libpq's notices to the
+  // host's log); empty when the engine needs nothing.
+  std::function<void(soci::session&)> on_connect;
   // Housekeeping run on a session of its own after writes (checkpointer.h):
   // SQLite's "PRAGMA wal_checkpoint(PASSIVE)"; "" when the engine needs none.
   std::string checkpoint;

@@ -137,6 +137,27 @@ np_code SetCatalog(void* self, const np_catalog_v1* c, np_error* err) {
   });
 }
 
+// Puts one job record to `out`.
+void PutJob(np_job_sink out, const JobRow& j) {
+  np_job_v1 o{};
+  o.struct_size = sizeof o;
+  o.lease_id = j.lease_id.c_str();
+  o.tier = j.tier.c_str();
+  o.node = j.node.c_str();
+  o.run_id = j.run_id;
+  o.request_id = j.request_id;
+  o.conclusion = PhaseFromName(j.conclusion).value_or(0);
+  o.queued_at_ns = j.queued_at;
+  o.assigned_at_ns = j.assigned_at;
+  o.started_at_ns = j.started_at;
+  o.finished_at_ns = j.finished_at;
+  o.failure_reason = j.failure_reason.c_str();
+  o.image_cache = j.image_cache.c_str();
+  o.cache_generation = j.cache_generation.c_str();
+  o.actions_cache = j.actions_cache.c_str();
+  Put(out, &o);
+}
+
 void Destroy(void* self) { delete static_cast<SqlLedger*>(self); }
 
 }  // namespace
@@ -386,24 +407,12 @@ np_ledger_v1 MakeLedgerVtable(CreateFn create) {
     return Guard(err, [&] {
       std::vector<JobRow> jobs = L(self).JobForLease(Str(id));
       if (jobs.empty()) Fail(NP_NOT_FOUND, "lease " + Str(id) + " has no job history");
-      const JobRow& j = jobs.front();
-      np_job_v1 out_job{};
-      out_job.struct_size = sizeof out_job;
-      out_job.lease_id = j.lease_id.c_str();
-      out_job.tier = j.tier.c_str();
-      out_job.node = j.node.c_str();
-      out_job.run_id = j.run_id;
-      out_job.request_id = j.request_id;
-      out_job.conclusion = PhaseFromName(j.conclusion).value_or(0);
-      out_job.queued_at_ns = j.queued_at;
-      out_job.assigned_at_ns = j.assigned_at;
-      out_job.started_at_ns = j.started_at;
-      out_job.finished_at_ns = j.finished_at;
-      out_job.failure_reason = j.failure_reason.c_str();
-      out_job.image_cache = j.image_cache.c_str();
-      out_job.cache_generation = j.cache_generation.c_str();
-      out_job.actions_cache = j.actions_cache.c_str();
-      Put(out, &out_job);
+      PutJob(out, jobs.front());
+    });
+  };
+  v.job_for_request = [](void* self, int64_t request_id, np_job_sink out, np_error* err) {
+    return Guard(err, [&] {
+      for (const JobRow& j : L(self).JobForRequest(request_id)) PutJob(out, j);
     });
   };
   return v;

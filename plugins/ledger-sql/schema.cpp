@@ -179,6 +179,13 @@ DELETE FROM revoked_certs
                        ELSE ltrim(lower(replace(serial, ':', '')), '0') END
 )sql";
 
+// A launch is idempotent per request id: assign looks for another open
+// lease serving it, and job_for_request for the newest job that did.
+constexpr const char* kV5 = R"sql(
+CREATE INDEX leases_request_idx ON leases (request_id);
+CREATE INDEX job_history_request_idx ON job_history (request_id, assigned_at)
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -187,6 +194,7 @@ const std::vector<Migration>& Migrations() {
       {2, "placement index", kV2},
       {3, "fleet generation", kV3},
       {4, "serials in one spelling", kV4},
+      {5, "leases by request", kV5},
   };
   return kMigrations;
 }

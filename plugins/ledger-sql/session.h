@@ -16,6 +16,7 @@ namespace nodeplane::ledger {
 inline std::unique_ptr<soci::session> OpenSession(const Dialect& d, const std::string& connection,
                                                   const std::vector<std::string>& setup) {
   auto s = std::make_unique<soci::session>(d.soci_backend, connection);
+  if (d.on_connect) d.on_connect(*s);
   for (const std::string& stmt : setup) *s << stmt;
   return s;
 }
@@ -23,9 +24,10 @@ inline std::unique_ptr<soci::session> OpenSession(const Dialect& d, const std::s
 // A session whose connection was lost (a database restart) is established
 // again, with `setup`, before its next transaction; if the database is
 // still away this throws, which the caller reports as unavailable.
-inline void EnsureConnected(soci::session& s, const std::vector<std::string>& setup) {
+inline void EnsureConnected(soci::session& s, const Dialect& d, const std::vector<std::string>& setup) {
   if (s.is_connected()) return;
   s.reconnect();
+  if (d.on_connect) d.on_connect(s);
   for (const std::string& stmt : setup) s << stmt;
 }
 

@@ -228,6 +228,7 @@ class SqlLedger {
   std::vector<LeaseRow> ListLeases(const std::string& node);
   std::vector<NodeRow> ListNodes();
   std::vector<JobRow> JobForLease(const std::string& id);
+  std::vector<JobRow> JobForRequest(int64_t request_id);  // the newest lease assigned it
 
  private:
   class ReadLease;  // a reader session checked out of the pool

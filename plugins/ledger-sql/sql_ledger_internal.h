@@ -59,8 +59,9 @@ long long Exec(soci::session& s, const std::string& sql, const U&... uses) {
 // it throws. The session is re-established first if its connection was lost
 // (session.h). Writes have their own transactions (group_commit.h).
 template <typename F>
-auto InTransaction(soci::session& s, const std::vector<std::string>& setup, const std::string& begin, F&& body) {
-  EnsureConnected(s, setup);
+auto InTransaction(soci::session& s, const Dialect& d, const std::vector<std::string>& setup, const std::string& begin,
+                   F&& body) {
+  EnsureConnected(s, d, setup);
   s << begin;
   try {
     if constexpr (std::is_void_v<decltype(body(s))>) {
@@ -118,7 +119,7 @@ class SqlLedger::ReadLease {
 template <typename F>
 auto SqlLedger::Read(F&& body) {
   ReadLease lease(*this);
-  return InTransaction(lease.session(), options_.dialect.reader_setup, options_.dialect.begin_read,
+  return InTransaction(lease.session(), options_.dialect, options_.dialect.reader_setup, options_.dialect.begin_read,
                        std::forward<F>(body));
 }
 

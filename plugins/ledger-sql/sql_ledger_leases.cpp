@@ -25,6 +25,21 @@ void CheckAdmissionOpen(soci::session& s) {
   }
 }
 
+// The job record of lease `id`, if it has one.
+std::vector<JobRow> SelectJobs(soci::session& s, const std::string& id) {
+  JobRow j;
+  s << "SELECT lease_id, tier, node, conclusion, run_id, request_id, queued_at, assigned_at, started_at, "
+       "finished_at, failure_reason, image_cache, cache_generation, actions_cache FROM job_history "
+       "WHERE lease_id = :id",
+      soci::into(j.lease_id), soci::into(j.tier), soci::into(j.node), soci::into(j.conclusion), soci::into(j.run_id),
+      soci::into(j.request_id), soci::into(j.queued_at), soci::into(j.assigned_at), soci::into(j.started_at),
+      soci::into(j.finished_at), soci::into(j.failure_reason), soci::into(j.image_cache),
+      soci::into(j.cache_generation), soci::into(j.actions_cache), soci::use(id);
+  std::vector<JobRow> out;
+  if (s.got_data()) out.push_back(j);
+  return out;
+}
+
 }  // namespace
 
 const std::vector<HostRoom>& SqlLedger::PlaceableFleet(soci::session& s, const std::shared_ptr<const Catalog>& cat) {
@@ -163,6 +178,13 @@ void SqlLedger::Assign(const std::string& id, int64_t epoch, int64_t run_id, int
       Fail(NP_BAD_TRANSITION, "lease " + id + " cannot be assigned from " + l.phase);
     }
     const long long now = Now(), expires = now + ttl, run = run_id, req = request_id;
+    if (req != 0) {
+      // One request is served by one open lease at a time.
+      std::string other;
+      s << std::string("SELECT id FROM leases WHERE request_id = :r AND id <> :id AND ") + kOpen + " LIMIT 1",
+          soci::into(other), soci::use(req), soci::use(id);
+      if (s.got_data()) Fail(NP_CONFLICT, "request " + std::to_string(req) + " is already served by lease " + other);
+    }
     Exec(s,
          "UPDATE leases SET phase = 'assigned', run_id = :run, request_id = :req, heartbeat_at = :now, "
          "expires_at = :exp WHERE id = :id AND epoch = :epoch",
@@ -411,20 +433,20 @@ std::vector<LeaseRow> SqlLedger::ListLeases(const std::string& node) {
   });
 }
 
-std::vector<JobRow> SqlLedger::JobForLease(const std::string& id) {
+std::vector<JobRow> SqlLedger::JobForRequest(int64_t request_id) {
+  if (request_id <= 0) Fail(NP_INVALID, "a request id is positive");
   return Read([&](soci::session& s) {
-    JobRow j;
-    s << "SELECT lease_id, tier, node, conclusion, run_id, request_id, queued_at, assigned_at, started_at, "
-         "finished_at, failure_reason, image_cache, cache_generation, actions_cache FROM job_history "
-         "WHERE lease_id = :id",
-        soci::into(j.lease_id), soci::into(j.tier), soci::into(j.node), soci::into(j.conclusion), soci::into(j.run_id),
-        soci::into(j.request_id), soci::into(j.queued_at), soci::into(j.assigned_at), soci::into(j.started_at),
-        soci::into(j.finished_at), soci::into(j.failure_reason), soci::into(j.image_cache),
-        soci::into(j.cache_generation), soci::into(j.actions_cache), soci::use(id);
-    std::vector<JobRow> out;
-    if (s.got_data()) out.push_back(j);
-    return out;
+    std::string id;
+    const long long req = request_id;
+    s << "SELECT lease_id FROM job_history WHERE request_id = :r ORDER BY assigned_at DESC, lease_id LIMIT 1",
+        soci::into(id), soci::use(req);
+    if (!s.got_data()) return std::vector<JobRow>();
+    return SelectJobs(s, id);
   });
+}
+
+std::vector<JobRow> SqlLedger::JobForLease(const std::string& id) {
+  return Read([&](soci::session& s) { return SelectJobs(s, id); });
 }
 
 }  // namespace nodeplane::ledger

@@ -364,5 +364,30 @@ TEST_F(LifecycleTest, DataSurvivesReopeningTheStore) {
   EXPECT_EQ(Get(l.id).phase, Phase::kBusy);
 }
 
+// C90 (nodeplane's own, issue 24 #3): one request is served by one open lease
+// at a time, and the newest lease that served a request is found by it, open
+// or ended; together they make a launch idempotent per request id.
+TEST_F(LifecycleTest, C90_ARequestIsServedByOneOpenLeaseAndFoundByItsId) {
+  Register("n1");
+  EXPECT_FALSE(ledger_->JobForRequest(77).value().has_value());
+  ports::Lease first = EscrowOne();
+  ASSERT_OK(ledger_->Assign(first.id, first.epoch, 7, 77));
+  ports::Lease second = EscrowOne();
+  EXPECT_NP(ledger_->Assign(second.id, second.epoch, 7, 77), NP_CONFLICT);
+  auto found = ledger_->JobForRequest(77);
+  ASSERT_TRUE(found.ok() && found->has_value()) << found.status().ToString();
+  EXPECT_EQ((*found)->lease_id, first.id);
+  EXPECT_FALSE((*found)->conclusion.has_value());  // open
+  ASSERT_OK(ledger_->Release(first.id, first.epoch, Phase::kDone));
+  found = ledger_->JobForRequest(77);
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->lease_id, first.id);
+  EXPECT_EQ((*found)->conclusion, Phase::kDone);  // ended, still found
+  Advance(kSecond);
+  ASSERT_OK(ledger_->Assign(second.id, second.epoch, 7, 77));  // once ended, the request may be served again
+  EXPECT_EQ(ledger_->JobForRequest(77).value()->lease_id, second.id);  // the newest
+  EXPECT_NP(ledger_->JobForRequest(0).status(), NP_INVALID);
+}
+
 }  // namespace
 }  // namespace nodeplane::conformance

@@ -160,6 +160,81 @@ node-kill)
   wait_until "the lease to be freed" bash -c "[ \"\$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases show $lease | sed -n 's/.*\"phase\":\"\([a-z]*\)\".*/\1/p')\" = failed ]"
   grep -q "event=node.leftover_stopped lease=$lease" "$dir/n1.log" || fail "the orphaned job was not stopped"
   ;;
+plane-outage)
+  # Issue 24 #2: the control plane is down longer than the lease TTL. A job
+  # that finished meanwhile ends done, and one still running keeps its lease
+  # busy: nothing is quarantined or failed for an outage the nodes did not
+  # cause (the first reap waits for the nodes to come back and heartbeat).
+  write_config
+  start_host
+  start_node n1
+  wait_until "n1 to register" node_is n1 live
+  launch 1
+  lease1=$lease
+  launch 2
+  lease2=$lease
+  wait_until "job 1 to run" lease_is "$lease1" busy
+  wait_until "job 2 to run" lease_is "$lease2" busy
+  expires=$(expiry_of "$lease2")
+  kill -KILL $host; wait $host 2>/dev/null
+  finish_job 1
+  wait_until "job 1 to exit during the outage" grep -q "event=node.job_exited lease=$lease1" "$dir/n1.log"
+  wait_until "the outage to outlast the lease TTL" bash -c "[ \$(date +%s%N) -gt $((expires + 1000000000)) ]"
+  start_host
+  wait_until "lease 1 to be settled" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json leases show $lease1 | grep -q '\"phase\":\"\(done\|failed\)\"'"
+  lease_is "$lease1" done || fail "a job that exited 0 during the outage ended $(phase_of "$lease1")"
+  grep -q "event=node.released lease=$lease1 outcome=done" "$dir/n1.log" || fail "the node did not log its release"
+  restarted=$(date +%s%N)
+  wait_until "lease 2 to be renewed after the restart" bash -c \
+    "[ \$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases show $lease2 | sed -n 's/.*\"expires_at_ns\":\([0-9]*\).*/\\1/p') -gt $((restarted + 2000000000)) ]"
+  lease_is "$lease2" busy || fail "a running job's lease left busy after the outage: $(phase_of "$lease2")"
+  grep -q "event=ledger.reaped" "$dir/host.log" && fail "the restarted host reaped leases whose holders were alive"
+  finish_job 2
+  wait_until "lease 2 to be done" lease_is "$lease2" done
+  ;;
+postgres-outage)
+  # Issue 24 #2, #4: the same with the ledger (PostgreSQL) down longer than
+  # the lease TTL while nodeplaned runs; and libpq's notices reach the log
+  # in its format, never stderr raw.
+  [ -n "${NODEPLANE_TEST_PG_DSN:-}" ] && [ -n "${NODEPLANE_TEST_PG_PAUSE:-}" ] || { echo "PostgreSQL test server not set: skipped"; exit 77; }
+  write_config
+  sed -i '/^\[plugins\.ledger\]/,$d' "$dir/nodeplane.toml"
+  cat >>"$dir/nodeplane.toml" <<TOML
+[plugins.ledger]
+library = "ledger-postgres"
+provides = ["ledger"]
+[plugins.ledger.config]
+dsn = "$NODEPLANE_TEST_PG_DSN"
+schema = "e2e_outage_$$"
+quarantine_grace_seconds = 1
+TOML
+  start_host
+  start_node n1
+  wait_until "n1 to register" node_is n1 live
+  launch 1
+  lease1=$lease
+  launch 2
+  lease2=$lease
+  wait_until "job 1 to run" lease_is "$lease1" busy
+  wait_until "job 2 to run" lease_is "$lease2" busy
+  expires=$(expiry_of "$lease2")
+  $NODEPLANE_TEST_PG_PAUSE
+  finish_job 1
+  wait_until "job 1 to exit during the outage" grep -q "event=node.job_exited lease=$lease1" "$dir/n1.log"
+  wait_until "the outage to outlast the lease TTL" bash -c "[ \$(date +%s%N) -gt $((expires + 1000000000)) ]"
+  $NODEPLANE_TEST_PG_RESUME
+  wait_until "lease 1 to be settled" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json leases show $lease1 | grep -q '\"phase\":\"\(done\|failed\)\"'"
+  lease_is "$lease1" done || fail "a job that exited 0 during the outage ended $(phase_of "$lease1")"
+  resumed=$(date +%s%N)
+  wait_until "lease 2 to be renewed after the outage" bash -c \
+    "[ \$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases show $lease2 | sed -n 's/.*\"expires_at_ns\":\([0-9]*\).*/\\1/p') -gt $((resumed + 2000000000)) ]"
+  lease_is "$lease2" busy || fail "a running job's lease left busy after the outage: $(phase_of "$lease2")"
+  grep -q "event=node.swept lease=$lease2" "$dir/n1.log" && fail "the running job was swept"
+  finish_job 2
+  wait_until "lease 2 to be done" lease_is "$lease2" done
+  bad=$(grep -v '^ts=' "$dir/host.log")
+  [ -z "$bad" ] || fail "the host wrote outside its log format: $bad"
+  ;;
 node-outage)
   # Issue 17 #12, issue 24 #2: the node is frozen (SIGSTOP) past the lease
   # TTL while its job runs, so the reaper quarantines the lease and sweeps.
@@ -546,6 +621,37 @@ launch-failure)
   # Released by the time the launch answers: not left for the reaper's TTL.
   lease_is "$lease" failed || fail "the lease is $(phase_of "$lease") after a clean launch failure"
   ctl --json leases show "$lease" | grep -q 'no room for it' || fail "the failure is not recorded: $(ctl --json leases show "$lease")"
+  ;;
+launch-idempotent)
+  # Issue 24 #3: a launch is idempotent per request id: a request an open
+  # lease serves, or one that finished within a day, answers that lease, so
+  # a client that retries (even two at once) never runs the job twice.
+  write_config
+  start_host
+  start_node n1
+  wait_until "n1 to register" node_is n1 live
+  lease_of() { sed -n 's/.*"lease":"\([0-9a-f]*\)".*/\1/p' <<<"$1"; }
+  first=$(ctl --json launch --tier job --request-id 9) || fail "the first launch failed: $first"
+  again=$(ctl --json launch --tier job --request-id 9) || fail "the retry failed: $again"
+  [ "$(lease_of "$again")" = "$(lease_of "$first")" ] || fail "a retry escrowed another lease: $first / $again"
+  grep -q '"existing":true' <<<"$again" || fail "the retry does not say it found the lease: $again"
+  [ "$(ctl --json leases list | grep -o '"request_id":9' | wc -l)" = 1 ] || fail "two leases serve request 9"
+  finish_job 9
+  wait_until "the job to be done" lease_is "$(lease_of "$first")" done
+  later=$(ctl --json launch --tier job --request-id 9) || fail "the launch after the job failed: $later"
+  [ "$(lease_of "$later")" = "$(lease_of "$first")" ] && grep -q '"outcome":"done"' <<<"$later" \
+    || fail "a finished request was launched again: $later"
+  ctl --json launch --tier job --request-id 10 >"$dir/a.out" 2>/dev/null &
+  a=$!
+  ctl --json launch --tier job --request-id 10 >"$dir/b.out" 2>/dev/null &
+  b=$!
+  wait $a || fail "one of two racing launches failed: $(cat "$dir/a.out")"
+  wait $b || fail "one of two racing launches failed: $(cat "$dir/b.out")"
+  [ "$(lease_of "$(cat "$dir/a.out")")" = "$(lease_of "$(cat "$dir/b.out")")" ] \
+    || fail "two racing launches of one request got two leases: $(cat "$dir/a.out") / $(cat "$dir/b.out")"
+  [ "$(ctl --json leases list | grep -o '"request_id":10' | wc -l)" = 1 ] || fail "two leases serve request 10"
+  [ "$(grep -c "running " "$dir"/n1/jobs/*.log | awk -F: '{s+=$2} END {print s}')" = 2 ] || fail "a job ran twice"
+  finish_job 10
   ;;
 shutdown-bound)
   # Issue 17 #7: SIGTERM stops nodeplaned within 5 s even while a barrier

@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <set>
+#include <string>
+#include <mutex>
+#include <vector>
 #include <thread>
 
 #include "plane/plane.h"
@@ -36,7 +41,8 @@ TEST(Reaper, R44_AReapThatEndedLeasesIsFollowedByTendAndSweep) {
   ASSERT_TRUE(p.Register(r).ok());
   std::atomic<int> reaps{0};
   {
-    Reaper reaper([&]() -> Result<int64_t> { return reaps++ == 0 ? 1 : 0; }, p.runner(), log, std::chrono::hours(1));
+    Reaper reaper([&]() -> Result<int64_t> { return reaps++ == 0 ? 1 : 0; }, [] { return Status::Ok(); }, p.runner(),
+                  log, ReapTiming{std::chrono::milliseconds(1), std::chrono::seconds(0)});
     while (p.QueuedForTest("n1") == 0) std::this_thread::yield();
     plane::Command tend = Take(p);
     EXPECT_EQ(tend.kind, plane::CommandKind::kTend);
@@ -46,8 +52,49 @@ TEST(Reaper, R44_AReapThatEndedLeasesIsFollowedByTendAndSweep) {
     EXPECT_EQ(sweep.kind, plane::CommandKind::kSweep);
     ASSERT_TRUE(p.ReceiveResult("n1", "i1", plane::CommandResult{sweep.id, true, "", false, "", {}}).ok());
   }
-  EXPECT_EQ(reaps.load(), 1);  // once at start; the next tick is an hour away
-  EXPECT_EQ(p.QueuedForTest("n1"), 0u);
+  EXPECT_GE(reaps.load(), 1);
+  EXPECT_EQ(p.QueuedForTest("n1"), 0u);  // later reaps ended nothing: no more sweeps
+}
+
+// Issue 24 #2: nothing is reaped until every node had time to come back and
+// heartbeat: one grace after start, and one after the ledger was seen out,
+// by a reap or by the probe that runs on every tick of a grace.
+TEST(Reaper, NothingIsReapedWithinAGraceOfStartOrOfALedgerOutage) {
+  Logger log(LogLevel::kError);
+  constexpr int64_t kS = 1'000'000'000;
+  plane::FakeClock clock(1'800'000'000LL * kS);
+  plane::PlaneOptions o;
+  o.deployment = "dep";
+  plane::Plane p(o);
+  std::mutex mu;
+  std::string calls;            // one letter a tick: r (reap), p (probe); upper case when it failed
+  std::set<size_t> fail_at;     // ticks (1-based) whose call fails
+  auto call = [&](char kind) {
+    std::lock_guard l(mu);
+    const bool fails = fail_at.count(calls.size() + 1) != 0;
+    calls.push_back(fails ? static_cast<char>(kind - 'a' + 'A') : kind);
+    return fails;
+  };
+  {
+    std::lock_guard l(mu);
+    fail_at = {12, 15};
+  }
+  Reaper reaper([&]() -> Result<int64_t> { return call('r') ? Status::Unavailable("down") : Result<int64_t>(0); },
+                [&] { return call('p') ? Status::Unavailable("down") : Status::Ok(); }, p.runner(), log,
+                ReapTiming{std::chrono::seconds(1), std::chrono::seconds(10)}, &clock);
+  for (size_t tick = 1; tick <= 26; ++tick) {
+    clock.Advance(kS);
+    const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(10);  // a failing test's bound
+    for (;;) {  // each tick makes exactly one call
+      std::lock_guard l(mu);
+      ASSERT_LE(calls.size(), tick) << calls;
+      if (calls.size() == tick) break;
+      ASSERT_LT(std::chrono::steady_clock::now(), bound) << "tick " << tick << " made no call: " << calls;
+    }
+  }
+  // Probes until 10 s after start; reaps; a failed reap at tick 12 holds
+  // reaping for 10 s, and a failed probe at 15 holds it 10 s from then.
+  EXPECT_EQ(calls, "ppppppppprrRppPppppppppprr");
 }
 
 }  // namespace

@@ -373,7 +373,9 @@ typedef struct np_ledger_v1 {
    * of zero is NP_OK with nothing put. */
   np_code (*escrow)(void* self, const char* tier, int32_t want, np_lease_sink out, np_error* err);
   /* Records the job a capacity lease now serves and opens its history:
-   * fenced; the same ids again are NP_OK, different ids NP_CONFLICT. */
+   * fenced; the same ids again are NP_OK, different ids NP_CONFLICT, and
+   * (when job_for_request is offered) a request id another open lease
+   * serves is NP_CONFLICT. */
   np_code (*assign)(void* self, const char* lease_id, int64_t epoch, int64_t run_id, int64_t request_id,
                     np_error* err);
 
@@ -559,6 +561,15 @@ typedef struct np_ledger_v1 {
   np_code (*list_nodes)(void* self, np_node_sink out, np_error* err);
   /* The job record of a lease, readable after the lease ended. */
   np_code (*job_for_lease)(void* self, const char* lease_id, np_job_sink out, np_error* err);
+
+  /* ---- Appended after 0.1.0: OPTIONAL ---- */
+
+  /* The job record of the newest lease assigned `request_id` (request_id >
+   * 0), open or ended; puts nothing when none was. With this slot present,
+   * assign also refuses (NP_CONFLICT) a request id another open lease
+   * already serves, so one request is never served twice at once: together
+   * they make a launch idempotent per request id. */
+  np_code (*job_for_request)(void* self, int64_t request_id, np_job_sink out, np_error* err);
 } np_ledger_v1;
 
 #ifdef __cplusplus
