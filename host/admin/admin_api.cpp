@@ -115,6 +115,9 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
   const Request r{args != nullptr && args->is_object() ? args->as_object() : kNoArgs, progress, stop};
   ports::Ledger& ledger = *d_.ledger;
   const pki::Authority* ca = d_.authority;
+  auto count = [this](std::atomic<uint64_t> LeaseEvents::*event) {
+    if (d_.lease_events != nullptr) ++(d_.lease_events->*event);
+  };
   auto no_ca = [] {
     return Status::Refused("this host has no certificate authority: it serves the loopback wire; add [wire.tls] "
                            "(and run `nodeplanectl ca init`)");
@@ -338,6 +341,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
        [&]() -> Answer {
          const std::string id = r.String("lease");
          if (Status s = ledger.ForceRelease(id); !s.ok()) return s;
+         count(&LeaseEvents::force_released);
          d_.log->Info("admin.lease_force_released", {{"lease", id}});
          return Text(json::object{{"lease", id}, {"force_release", true}});
        }},
@@ -441,10 +445,11 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          if (!escrowed.ok()) return escrowed.status();
          if (escrowed->empty()) return Status::Refused("no capacity for tier " + tier + " now").WithDetail(NP_NO_CAPACITY);
          ports::Lease lease = escrowed->front();
+         count(&LeaseEvents::escrowed);
          if (Status s = ledger.Assign(lease.id, lease.epoch, run_id, request_id); !s.ok()) {
            // Another launch of the same request won the race: ours is given
            // back and theirs answered.
-           (void)ledger.Release(lease.id, lease.epoch, ports::Phase::kFailed);
+           if (ledger.Release(lease.id, lease.epoch, ports::Phase::kFailed).ok()) count(&LeaseEvents::released_failed);
            if (s.detail() != NP_CONFLICT) return s;
            auto prior = served();
            if (!prior.ok()) return prior.status();
@@ -459,7 +464,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
            // Nothing runs: nothing was sent (S01), or the node's clean
            // failure says it started nothing, so the lease is released (R43).
            (void)ledger.MarkFailure(lease.id, lease.epoch, launched.message().substr(0, 500));
-           (void)ledger.Release(lease.id, lease.epoch, ports::Phase::kFailed);
+           if (ledger.Release(lease.id, lease.epoch, ports::Phase::kFailed).ok()) count(&LeaseEvents::released_failed);
            return launched;
          }
          r.Say("lease " + lease.id + (custody ? " is in the custody of node " : " launched on node ") + lease.node);

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "admin/admin_socket.h"
+#include "common/lease_events.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "pki/authority.h"
@@ -40,6 +41,7 @@ struct AdminDeps {
   std::function<Status()> retire_ca;               // ends it
   std::function<std::string()> metrics;            // Prometheus text
   std::function<int64_t()> now_ns;                 // null: the wall clock
+  LeaseEvents* lease_events = nullptr;             // what an operator's commands do to leases
   Logger* log = nullptr;
 };
 

@@ -33,4 +33,45 @@ void Histogram::Render(std::string& out, const std::string& name, const std::str
   out += name + "_count" + braces + " " + std::to_string(count_.load(std::memory_order_relaxed)) + "\n";
 }
 
+Histogram::Snapshot Histogram::Take() const {
+  Snapshot s;
+  for (size_t i = 0; i < buckets_.size(); ++i) s.buckets[i] = buckets_[i].load(std::memory_order_relaxed);
+  s.count = count_.load(std::memory_order_relaxed);
+  return s;
+}
+
+double Histogram::Quantile(const Snapshot& before, const Snapshot& after, double q) {
+  uint64_t total = 0;
+  std::array<uint64_t, kBounds.size() + 1> delta{};
+  for (size_t i = 0; i < delta.size(); ++i) {
+    delta[i] = after.buckets[i] >= before.buckets[i] ? after.buckets[i] - before.buckets[i] : 0;
+    total += delta[i];
+  }
+  if (total == 0) return -1;
+  const double rank = q * static_cast<double>(total);
+  uint64_t below = 0;
+  for (size_t i = 0; i < delta.size(); ++i) {
+    if (static_cast<double>(below + delta[i]) >= rank && delta[i] > 0) {
+      if (i == kBounds.size()) return kBounds.back();
+      const double lo = i == 0 ? 0 : kBounds[i - 1], hi = kBounds[i];
+      return lo + (hi - lo) * (rank - static_cast<double>(below)) / static_cast<double>(delta[i]);
+    }
+    below += delta[i];
+  }
+  return kBounds.back();
+}
+
+Histogram& HistogramFamily::For(const std::string& labels) {
+  std::lock_guard lock(mu_);
+  auto& h = by_labels_[labels];
+  if (!h) h = std::make_unique<Histogram>();
+  return *h;
+}
+
+void HistogramFamily::Render(std::string& out, const std::string& name, const std::string& help) const {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
+  std::lock_guard lock(mu_);
+  for (const auto& [labels, h] : by_labels_) h->Render(out, name, labels);
+}
+
 }  // namespace nodeplane

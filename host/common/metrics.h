@@ -8,6 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 namespace nodeplane {
@@ -22,10 +25,34 @@ class Histogram {
   // empty or `key="value",...` without braces.
   void Render(std::string& out, const std::string& name, const std::string& labels) const;
 
+  // The counts at one moment, for what happened between two of them.
+  struct Snapshot {
+    std::array<uint64_t, kBounds.size() + 1> buckets{};
+    uint64_t count = 0;
+  };
+  Snapshot Take() const;
+  // The q-quantile (0 < q < 1), in seconds, of what was observed between
+  // `before` and `after`, interpolated within its bucket as Prometheus's
+  // histogram_quantile does; -1 when nothing was observed, and the largest
+  // bound when it falls in the last bucket.
+  static double Quantile(const Snapshot& before, const Snapshot& after, double q);
+
  private:
   std::array<std::atomic<uint64_t>, kBounds.size() + 1> buckets_{};
   std::atomic<uint64_t> count_{0};
   std::atomic<uint64_t> sum_ns_{0};
+};
+
+// Histograms of one family, one per label set, made on first use.
+// Thread-safe; an observation takes a mutex only to find its histogram.
+class HistogramFamily {
+ public:
+  Histogram& For(const std::string& labels);
+  void Render(std::string& out, const std::string& name, const std::string& help) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Histogram>> by_labels_;
 };
 
 }  // namespace nodeplane

@@ -53,6 +53,24 @@ struct BootstrapConfig {
   uint32_t max_enrollments_in_flight = 64;
 };
 
+// The Prometheus scrape endpoint and the read-only dashboard, on a listener
+// of their own with its own connection budget: off unless `listen` is set.
+struct MetricsConfig {
+  std::string listen;  // "" : off
+  uint32_t max_connections = 64;
+  Nanos sample_interval = 10s;  // the dashboard's plot: one sample of the fleet each, an hour kept
+  // Plain HTTP beyond loopback, said on purpose (the fleet's names and
+  // shape are no secret, but they are not everyone's business either).
+  bool insecure = false;
+  // TLS: the operator's certificate and key, or (both empty) the wire's
+  // server certificate, which needs [wire.tls].
+  struct Tls {
+    std::string cert_file;
+    std::string key_file;
+  };
+  std::optional<Tls> tls;
+};
+
 struct AdminConfig {
   std::string socket = "admin.sock";  // relative paths are under state_dir
   uint32_t mode = 0660;
@@ -138,6 +156,7 @@ struct Config {
   LogFormat log_format = LogFormat::kLogfmt;
   WireConfig wire;
   std::optional<BootstrapConfig> bootstrap;
+  MetricsConfig metrics;
   AdminConfig admin;
   LeaseConfig leases;
   LimitsConfig limits;

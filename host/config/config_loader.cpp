@@ -162,6 +162,14 @@ class TableReader {
     return i->get();
   }
 
+  std::optional<bool> Bool(std::string_view key) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return std::nullopt;
+    if (const auto* b = n->as_boolean()) return b->get();
+    TypeError(key, *n, "true or false");
+    return std::nullopt;
+  }
+
   void UInt32(std::string_view key, uint32_t& out, uint32_t min, uint32_t max) {
     if (auto v = Integer(key, min, max)) out = static_cast<uint32_t>(*v);
   }
@@ -408,6 +416,7 @@ class Loader {
     if (const toml::table* t = r.SubTable("log")) ReadLog(*t);
     if (const toml::table* t = r.SubTable("wire")) ReadWire(*t);
     if (const toml::table* t = r.SubTable("bootstrap")) ReadBootstrap(*t);
+    if (const toml::table* t = r.SubTable("metrics")) ReadMetrics(*t);
     if (const toml::table* t = r.SubTable("admin")) ReadAdmin(*t);
     if (const toml::table* t = r.SubTable("leases")) ReadLeases(*t);
     if (const toml::table* t = r.SubTable("limits")) ReadLimits(*t);
@@ -490,6 +499,38 @@ class Loader {
     r.Finish();
     bootstrap_where_ = r.where();
     cfg_.bootstrap = std::move(b);
+  }
+
+  void ReadMetrics(const toml::table& t) {
+    TableReader r(t, "metrics", diag_);
+    MetricsConfig& m = cfg_.metrics;
+    if (auto v = r.String("listen"); v.present) {
+      m.listen = v.value;
+      metrics_listen_ = v;
+    }
+    r.UInt32("max_connections", m.max_connections, 1, 10'000);
+    r.Duration("sample_interval", m.sample_interval);
+    if (m.sample_interval < 1s || m.sample_interval > 5min) {
+      diag_.Add(r.where(), r.KeyPath("sample_interval"), "must be from 1s to 5m");
+    }
+    if (auto v = r.Bool("insecure"); v) m.insecure = *v;
+    if (const toml::table* tls = r.SubTable("tls")) {
+      TableReader tr(*tls, "metrics.tls", diag_);
+      MetricsConfig::Tls c;
+      auto cert = tr.String("cert_file");
+      auto key = tr.String("key_file");
+      c.cert_file = cert.value;
+      c.key_file = key.value;
+      if (cert.present != key.present) {
+        diag_.Add(tr.where(), tr.KeyPath(cert.present ? "key_file" : "cert_file"),
+                  "cert_file and key_file go together; give both or neither");
+      }
+      metrics_tls_where_ = tr.where();
+      tr.Finish();
+      m.tls = std::move(c);
+    }
+    metrics_where_ = r.where();
+    r.Finish();
   }
 
   void ReadAdmin(const toml::table& t) {
@@ -651,8 +692,8 @@ class Loader {
 
   Diagnostics& diag_;
   Config cfg_;
-  SourceLocation root_where_, tls_where_, bootstrap_where_, leases_where_;
-  Located<std::string> wire_listen_, bootstrap_listen_;
+  SourceLocation root_where_, tls_where_, bootstrap_where_, leases_where_, metrics_where_, metrics_tls_where_;
+  Located<std::string> wire_listen_, bootstrap_listen_, metrics_listen_;
   std::map<std::string, SourceLocation> tier_where_;
   std::map<std::string, Located<std::string>> tier_site_, tier_target_, target_jit_;
 };
@@ -698,6 +739,34 @@ void Loader::CrossCheck() {
                   "connection budget");
       }
     }
+  }
+
+  if (!cfg_.metrics.listen.empty()) {
+    const SourceLocation at = metrics_listen_.where;
+    Result<ListenAddress> m = ParseListenAddress(cfg_.metrics.listen);
+    auto shares = [&](const Result<ListenAddress>& other) {
+      return other.ok() && m->port != 0 && m->port == other->port &&
+             (m->host == other->host || IsWildcardHost(m->host) || IsWildcardHost(other->host));
+    };
+    if (!m.ok()) {
+      diag_.Add(at, "metrics.listen", m.status().message());
+    } else if (shares(wire) || (cfg_.bootstrap && shares(ParseListenAddress(cfg_.bootstrap->listen)))) {
+      diag_.Add(at, "metrics.listen",
+                "must not share an address with the node wire or the bootstrap listener; scrapes get a "
+                "connection budget of their own, so a scraper can never slow the fleet");
+    } else if (!cfg_.metrics.tls && !cfg_.metrics.insecure && !LoopbackOnly(cfg_.metrics.listen)) {
+      diag_.Add(at, "metrics.listen",
+                "\"" + cfg_.metrics.listen +
+                    "\" is not a loopback address, and the metrics and dashboard show the fleet's nodes and "
+                    "leases to whoever asks; add [metrics.tls], or insecure = true to serve plain HTTP on purpose");
+    }
+    if (cfg_.metrics.tls && cfg_.metrics.tls->cert_file.empty() && !cfg_.wire.tls) {
+      diag_.Add(metrics_tls_where_, "metrics.tls",
+                "without cert_file and key_file the metrics listener uses the wire's server certificate, "
+                "which needs [wire.tls]");
+    }
+  } else if (cfg_.metrics.tls || cfg_.metrics.insecure) {
+    diag_.Add(metrics_where_, "metrics.listen", "is required for [metrics]: set the address to serve on");
   }
 
   if (cfg_.leases.reap_interval > cfg_.leases.ttl) {

@@ -491,6 +491,14 @@ Result<std::optional<ports::Job>> LedgerAdapter::JobForRequest(int64_t request_i
   return std::optional<ports::Job>(out.front());
 }
 
+Result<std::vector<ports::Job>> LedgerAdapter::RecentJobs(int64_t since_ns, uint32_t limit) {
+  std::vector<ports::Job> out;
+  if (vt_.recent_jobs == nullptr) return out;  // optional: a plugin from before lists none
+  Status st = Call([&](void* s, np_error* e) { return vt_.recent_jobs(s, since_ns, limit, JobSink(&out), e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
 Result<ports::ComputeBarrier> LedgerAdapter::RequestComputeBarrier(const std::string& actor) {
   std::vector<ports::ComputeBarrier> out;
   Status st =

@@ -47,6 +47,7 @@ class LedgerAdapter : public ports::Ledger {
   Result<std::vector<ports::Lease>> ListLeases(const std::string& node) override;
   Result<std::optional<ports::Job>> JobForLease(const std::string& lease) override;
   Result<std::optional<ports::Job>> JobForRequest(int64_t request_id) override;
+  Result<std::vector<ports::Job>> RecentJobs(int64_t since_ns, uint32_t limit) override;
 
   // Registrar
   Result<int64_t> RegisterNode(const ports::NodeRegistration& reg) override;

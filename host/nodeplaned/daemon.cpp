@@ -3,8 +3,12 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <set>
+
+#include "common/file_text.h"
 
 #include "config/address.h"
 #include "nodeplaned/catalog.h"
@@ -28,7 +32,11 @@ Status Because(const std::string& what, const Status& s) { return Status(s.code(
 
 }  // namespace
 
-Daemon::Daemon(config::Config cfg, Logger& log) : cfg_(std::move(cfg)), log_(log), host_(log_, cfg_.state_dir) {}
+Daemon::Daemon(config::Config cfg, Logger& log)
+    : cfg_(std::move(cfg)),
+      log_(log),
+      host_(log_, cfg_.state_dir),
+      history_(static_cast<size_t>(std::chrono::hours(1) / cfg_.metrics.sample_interval)) {}
 
 Daemon::~Daemon() { Stop(); }
 
@@ -58,7 +66,27 @@ Status Daemon::Open() {
   barrier_ = std::jthread([this](std::stop_token stop) { plane_->BarrierLoop(stop); });
   // The grace gives every node time to come back and heartbeat before a
   // lease it holds can look expired (reaper.h).
-  reaper_ = std::make_unique<Reaper>([&ledger] { return ledger.Reap(); },
+  // What the reaper ends is counted, and which of those went to quarantine:
+  // only a reap moves a lease there, so the new ids between two readings.
+  auto quarantined = [&ledger] {
+    std::set<std::string> ids;
+    if (auto open = ledger.ListLeases(""); open.ok()) {
+      for (const ports::Lease& l : *open) {
+        if (l.phase == ports::Phase::kQuarantine) ids.insert(l.id);
+      }
+    }
+    return ids;
+  };
+  auto reap = [this, &ledger, quarantined]() -> Result<int64_t> {
+    const std::set<std::string> before = quarantined();
+    Result<int64_t> reaped = ledger.Reap();
+    if (reaped.ok() && *reaped > 0) {
+      lease_events_.reaped += static_cast<uint64_t>(*reaped);
+      for (const std::string& id : quarantined()) lease_events_.quarantined += before.count(id) == 0 ? 1 : 0;
+    }
+    return reaped;
+  };
+  reaper_ = std::make_unique<Reaper>(reap,
                                      [&ledger] { return ledger.AdmissionGeneration().status(); }, plane_->runner(), log_,
                                      ReapTiming{cfg_.leases.reap_interval, cfg_.leases.ttl + cfg_.wire.poll_window});
 
@@ -77,6 +105,7 @@ Status Daemon::Open() {
   w.authority = authority();
   w.cache_policy = plugins_.cache_policy.get();
   w.jit_sources = plugins_.jit_by_target;
+  w.lease_events = &lease_events_;
   for (const config::TierConfig& t : cfg_.tiers) w.tiers[t.label] = wire::TierTarget{t.target, t.runner_group, t.labels};
   routes_ = std::make_unique<wire::NodeWire>(std::move(w));
 
@@ -124,6 +153,7 @@ Status Daemon::Open() {
   a.rotate_ca = [this] { return RotateAuthority(cfg_, host_.c()->wall_clock_ns(host_.c()->ctx)); };
   a.retire_ca = [this] { return RetirePreviousAuthority(cfg_); };
   a.metrics = [this] { return Metrics(); };
+  a.lease_events = &lease_events_;
   a.log = &log_;
   admin_api_ = std::make_unique<admin::AdminApi>(std::move(a));
   admin::SocketOptions so;
@@ -139,6 +169,8 @@ Status Daemon::Open() {
       log_);
   if (Status s = admin_->Start(); !s.ok()) return s;
 
+  if (Status s = OpenMetrics(); !s.ok()) return s;
+
   log_.Info("host.started", {{"deployment", cfg_.deployment},
                              {"version", NODEPLANE_VERSION},
                              {"state_dir", cfg_.state_dir},
@@ -150,6 +182,52 @@ Status Daemon::Open() {
   return Status::Ok();
 }
 
+Status Daemon::OpenMetrics() {
+  // The dashboard's hour: a sample every sample_interval, from start.
+  sampler_ = std::jthread([this](std::stop_token stop) {
+    Histogram::Snapshot dispatch = plane_->dispatch_latency().Take();
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    while (!cv.wait_for(lock, stop, cfg_.metrics.sample_interval, [&stop] { return stop.stop_requested(); })) {
+      SampleHistory(dispatch);
+    }
+  });
+  if (cfg_.metrics.listen.empty()) return Status::Ok();
+  auto at = config::ParseListenAddress(cfg_.metrics.listen);
+  metrics_routes_ = std::make_unique<observe::ObserveHandler>(
+      observe::Sources{[this] { return Metrics(); }, [this] { return Overview(); }, [this] { return history_.Json(); }});
+  wire::ListenerOptions o;
+  o.name = "metrics";
+  o.host = at->host;
+  o.port = at->port;
+  o.max_connections = cfg_.metrics.max_connections;
+  o.header_timeout = cfg_.wire.header_timeout;
+  o.body_limit = 4096;  // nothing here takes a body
+  if (cfg_.metrics.tls) {
+    wire::TlsOptions t;
+    if (!cfg_.metrics.tls->cert_file.empty()) {
+      auto cert = ReadTextFile(cfg_.metrics.tls->cert_file);
+      auto key = ReadTextFile(cfg_.metrics.tls->key_file);
+      if (!cert.ok()) return Because("metrics.tls.cert_file", cert.status());
+      if (!key.ok()) return Because("metrics.tls.key_file", key.status());
+      t.cert_pem = *cert;
+      t.key_pem = *key;
+    } else {
+      t = tls_->tls;  // the wire's server certificate; validation made sure there is one
+      t.require_client_cert = false;
+    }
+    o.tls = std::move(t);
+  }
+  metrics_ = std::make_unique<wire::HttpServer>(o, *metrics_routes_, log_);
+  if (Status s = metrics_->Start(); !s.ok()) return s;
+  log_.Info("metrics.listening", {{"address", at->host + ":" + std::to_string(metrics_->port())},
+                                  {"tls", cfg_.metrics.tls.has_value()},
+                                  {"dashboard", std::string(cfg_.metrics.tls ? "https://" : "http://") + at->host + ":" +
+                                                    std::to_string(metrics_->port()) + "/dashboard"}});
+  return Status::Ok();
+}
+
 void Daemon::Stop() {
   // Every wait on a node ends first, so nothing below waits out a command
   // timeout: the barrier's and the watch's loops are told to stop, and the
@@ -157,6 +235,11 @@ void Daemon::Stop() {
   if (barrier_.joinable()) barrier_.request_stop();
   if (watch_.joinable()) watch_.request_stop();
   if (plane_) plane_->Shutdown();
+  if (sampler_.joinable()) {
+    sampler_.request_stop();
+    sampler_.join();
+  }
+  if (metrics_) metrics_->Stop();
   if (admin_) admin_->Stop();
   if (bootstrap_) bootstrap_->Stop();
   if (wire_) wire_->Stop();

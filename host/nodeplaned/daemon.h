@@ -15,8 +15,11 @@
 #include "admin/admin_socket.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "common/lease_events.h"
 #include "loader/host_services.h"
 #include "loader/plugin_set.h"
+#include "observe/history.h"
+#include "observe/observe_handler.h"
 #include "nodeplaned/reaper.h"
 #include "nodeplaned/tls_setup.h"
 #include "plane/plane.h"
@@ -48,25 +51,38 @@ class Daemon {
   const pki::Authority* authority() const { return tls_ ? &tls_->authority : nullptr; }
   uint16_t wire_port() const { return wire_->port(); }
   uint16_t bootstrap_port() const { return bootstrap_ ? bootstrap_->port() : 0; }
-  // The Prometheus text the admin API's "metrics" command answers.
+  // 0 without [metrics] listen.
+  uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }
+  // The Prometheus text the metrics listener and the admin API's "metrics"
+  // command answer.
   std::string Metrics();
+  // The dashboard's JSON: the fleet, open leases, pending enrollments and
+  // the last day's jobs (observe_handler.h).
+  std::string Overview();
 
  private:
   Daemon(config::Config cfg, Logger& log);
   Status Open();
+  Status OpenMetrics();
+  // Records one sample of the fleet for the dashboard's last hour.
+  void SampleHistory(Histogram::Snapshot& dispatch_before);
 
   config::Config cfg_;
   Logger& log_;
   loader::HostServices host_;
   loader::PluginSet plugins_;
   std::optional<WireTls> tls_;
+  LeaseEvents lease_events_;
+  observe::History history_;  // an hour of samples, every metrics.sample_interval
   std::unique_ptr<plane::Plane> plane_;
-  std::jthread watch_, barrier_;
+  std::jthread watch_, barrier_, sampler_;
   std::unique_ptr<Reaper> reaper_;
   std::unique_ptr<wire::NodeWire> routes_;
   std::unique_ptr<wire::HttpServer> wire_;
   std::unique_ptr<wire::BootstrapWire> bootstrap_routes_;
   std::unique_ptr<wire::HttpServer> bootstrap_;
+  std::unique_ptr<observe::ObserveHandler> metrics_routes_;
+  std::unique_ptr<wire::HttpServer> metrics_;
   std::unique_ptr<admin::AdminApi> admin_api_;
   std::unique_ptr<admin::AdminSocket> admin_;
 };

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "nodeplaned/daemon.h"
+#include "observe/process_stats.h"
 #include "version.h"
 
 namespace nodeplane {
@@ -45,11 +46,30 @@ std::string Daemon::Metrics() {
   Gauge(out, "nodeplane_polls_parked", "Long polls waiting for a command.", {{"", double(st.parked_polls)}});
   std::map<std::string, double> open{{"listener=\"wire\"", double(wire_->open_connections())}};
   if (bootstrap_) open["listener=\"bootstrap\""] = double(bootstrap_->open_connections());
+  if (metrics_) open["listener=\"metrics\""] = double(metrics_->open_connections());
   Gauge(out, "nodeplane_connections", "Connections open, by listener.", open);
   std::map<std::string, double> failed{{"listener=\"wire\"", double(wire_->accept_failures())}};
   if (bootstrap_) failed["listener=\"bootstrap\""] = double(bootstrap_->accept_failures());
+  if (metrics_) failed["listener=\"metrics\""] = double(metrics_->accept_failures());
   Counter(out, "nodeplane_accept_failures_total", "Connections the listener could not accept (out of descriptors, most often).",
           failed);
+
+  const LeaseEvents& e = lease_events_;
+  Counter(out, "nodeplane_leases_escrowed_total", "Leases escrowed for a launch.", {{"", double(e.escrowed)}});
+  Counter(out, "nodeplane_leases_released_total", "Leases released, by the outcome recorded.",
+          {{"outcome=\"done\"", double(e.released_done)}, {"outcome=\"failed\"", double(e.released_failed)}});
+  Counter(out, "nodeplane_leases_reaped_total", "Leases the reaper expired.", {{"", double(e.reaped)}});
+  Counter(out, "nodeplane_leases_quarantined_total", "Expired leases that went to quarantine (compute may exist).",
+          {{"", double(e.quarantined)}});
+  Counter(out, "nodeplane_leases_force_released_total", "Force-releases an operator asked for and the ledger accepted.",
+          {{"", double(e.force_released)}});
+  out += "# HELP nodeplane_dispatch_seconds How long a launch waited from being queued until its node took it.\n"
+         "# TYPE nodeplane_dispatch_seconds histogram\n";
+  plane_->dispatch_latency().Render(out, "nodeplane_dispatch_seconds", "");
+  routes_->request_latency().Render(out, "nodeplane_wire_request_seconds",
+                                    "Node wire requests by route and status, and how long each took to answer (a "
+                                    "long poll's includes its wait).");
+  observe::RenderProcessMetrics(out);
 
   ports::Ledger& ledger = *plugins_.ledger;
   if (auto nodes = ledger.ListNodes(); nodes.ok()) {

@@ -370,6 +370,7 @@ void Plane::TakeLocked(NodeState& n, const std::string& incarnation, std::option
     if (p->cmd.kind == CommandKind::kLaunch && p->cmd.lease && !incarnation.empty()) {
       p->owner_seq = RecordOwnerLocked(p->cmd.lease->id, RequestOwner{n.name, incarnation, true}, p->cmd.RequestId());
     }
+    if (p->cmd.kind == CommandKind::kLaunch) dispatch_latency_.Observe(std::chrono::nanoseconds(clock_->Now() - p->queued_at));
     out = p->cmd;
     return;
   }

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/status.h"
 #include "plane/clock.h"
 #include "plane/errors.h"
@@ -246,6 +247,8 @@ class Plane {
     size_t lease_owners = 0;
   };
   Stats GetStats() const;
+  // How long launches waited from being queued until a node took them.
+  const Histogram& dispatch_latency() const { return dispatch_latency_; }
   // When each registered node was last heard from (clock ns): fresher than
   // the ledger's record, which is written at registration.
   std::map<std::string, int64_t> LastSeen() const;
@@ -373,6 +376,7 @@ class Plane {
   std::vector<std::pair<std::string, int64_t>> pending_gone_;
   std::map<std::string, std::unique_ptr<std::mutex>> registration_locks_;
   bool stopping_ = false;
+  Histogram dispatch_latency_;
   std::jthread poll_timer_;
 };
 

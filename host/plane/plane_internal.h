@@ -20,6 +20,7 @@ struct Plane::Pending {
   bool delivered = false;
   std::string taken_by;
   uint64_t owner_seq = 0;            // the owner record a taken launch made, undone by a give-back
+  int64_t queued_at = 0;             // clock ns, for the dispatch latency
   std::optional<CommandResult> result;
 };
 

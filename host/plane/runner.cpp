@@ -83,6 +83,7 @@ Plane::Dispatched Plane::Dispatch(const std::string& node, Command cmd, const st
     } else if (expected_epoch != 0 && (n->registering > 0 || n->ledger_epoch != expected_epoch)) {
       out.error = NoNode("node \"" + node + "\" registered again since the fence was taken, so nothing was sent");
     } else {
+      p->queued_at = clock_->Now();
       n->queue.push_back(p);
       out.queued = true;
       WakeOneLocked(*n, done);

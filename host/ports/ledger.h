@@ -240,6 +240,9 @@ class LedgerAdmin {
   // when none was. Unsupported (NP_UNSUPPORTED) from a plugin built before
   // it existed.
   virtual Result<std::optional<Job>> JobForRequest(int64_t request_id) = 0;
+  // Up to `limit` jobs assigned at or after `since_ns`, newest first; none
+  // from a plugin built before this existed.
+  virtual Result<std::vector<Job>> RecentJobs(int64_t since_ns, uint32_t limit) = 0;
   virtual Result<ComputeBarrier> RequestComputeBarrier(const std::string& actor) = 0;
   virtual Result<int64_t> SetAdmission(bool sealed, int64_t expected_generation, const std::string& reason,
                                        const std::string& actor) = 0;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -114,11 +115,38 @@ NodeWire::NodeWire(NodeWireOptions options)
   }
 }
 
+namespace {
+
+// The route a path names, as the request metrics label it: one of a fixed
+// set, so a stranger's paths cannot grow the metric's label set.
+std::string RouteLabel(const std::vector<std::string>& p) {
+  static const std::set<std::string> kNodeRoutes = {"poll",     "result",       "withdraw", "launched", "reconcile",
+                                                    "renew",    "cache-policy", "describe", "jit"};
+  static const std::set<std::string> kLeaseOps = {"bind", "advance", "heartbeat", "failure", "release"};
+  if (p.size() == 1 && p[0] == "healthz") return "healthz";
+  if (p.size() == 2 && p[0] == "v1" && p[1] == "register") return "register";
+  if (p.size() < 4 || p[0] != "v1" || p[1] != "nodes") return "other";
+  if (p.size() == 4 && kNodeRoutes.count(p[3]) != 0) return p[3];
+  if (p[3] != "leases") return "other";
+  if (p.size() == 5) return "lease_get";
+  if (p.size() == 6 && kLeaseOps.count(p[5]) != 0) return "lease_" + p[5];
+  if (p.size() == 7 && p[5] == "runner" && (p[6] == "remove" || p[6] == "recover")) return "runner_" + p[6];
+  return "other";
+}
+
+}  // namespace
+
 void NodeWire::Handle(HttpRequest request, Responder respond) {
   auto c = std::make_shared<Call>();
   c->req = std::move(request);
-  c->respond = std::move(respond);
   c->path = Split(c->req.target);
+  // Every answer is counted and timed by route and status.
+  c->respond = [requests = requests_, route = RouteLabel(c->path), start = std::chrono::steady_clock::now(),
+                respond = std::move(respond)](HttpResponse r) {
+    requests->For("route=\"" + route + "\",status=\"" + std::to_string(r.status) + "\"")
+        .Observe(std::chrono::steady_clock::now() - start);
+    respond(std::move(r));
+  };
   c->incarnation = std::string(c->req.Header(kIncarnationHeader));
   Route(c);
 }
@@ -403,6 +431,9 @@ void NodeWire::LeaseOp(const std::shared_ptr<Call>& c, const std::string& op) {
     if (!b.ok()) return c->Fail(b.status());
     s = o_.leases->Release(c->lease, b->epoch, b->phase);
     if (s.ok()) o_.plane->ForgetLease(c->node, c->lease);  // ended: its owner record goes
+    if (s.ok() && o_.lease_events != nullptr) {
+      ++(b->phase == ports::Phase::kDone ? o_.lease_events->released_done : o_.lease_events->released_failed);
+    }
   }
   if (!s.ok()) return c->Fail(s);
   c->NoContent();

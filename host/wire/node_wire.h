@@ -33,7 +33,9 @@
 #include <vector>
 
 #include "common/call_pool.h"
+#include "common/lease_events.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "pki/authority.h"
 #include "plane/plane.h"
 #include "ports/cache_policy.h"
@@ -69,6 +71,7 @@ struct NodeWireOptions {
   std::map<std::string, ports::JitSource*> jit_sources;  // by target (WithTargetJIT)
   std::map<std::string, TierTarget> tiers;               // by tier label, from the catalogue
   std::function<int64_t()> now_ns;                       // signing time; null: the wall clock
+  LeaseEvents* lease_events = nullptr;                   // counts the releases nodes make; null: none
   unsigned workers = 8;
 };
 
@@ -76,6 +79,9 @@ class NodeWire : public HttpHandler {
  public:
   explicit NodeWire(NodeWireOptions options);
   void Handle(HttpRequest request, Responder respond) override;
+  // How long requests took to answer, by route and status (a parked poll's
+  // includes its wait); each histogram's _count counts the requests.
+  const HistogramFamily& request_latency() const { return *requests_; }
 
  private:
   struct Call;  // one request being answered
@@ -116,6 +122,9 @@ class NodeWire : public HttpHandler {
   Result<ports::RunnerSet> RunnerSetFor(const TierTarget& tier, ports::JitSource& source, bool fresh);
 
   NodeWireOptions o_;
+  // Shared with every answer in flight, which may outlive the wire (a poll
+  // the plane answers while it shuts down).
+  std::shared_ptr<HistogramFamily> requests_ = std::make_shared<HistogramFamily>();
   std::unique_ptr<CallPool> workers_;
   std::mutex sets_mu_;
   std::map<std::string, ports::RunnerSet> sets_;  // "target\0group" -> set

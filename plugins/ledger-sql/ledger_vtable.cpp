@@ -415,6 +415,11 @@ np_ledger_v1 MakeLedgerVtable(CreateFn create) {
       for (const JobRow& j : L(self).JobForRequest(request_id)) PutJob(out, j);
     });
   };
+  v.recent_jobs = [](void* self, int64_t since_ns, uint32_t limit, np_job_sink out, np_error* err) {
+    return Guard(err, [&] {
+      for (const JobRow& j : L(self).RecentJobs(since_ns, limit)) PutJob(out, j);
+    });
+  };
   return v;
 }
 

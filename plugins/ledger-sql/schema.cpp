@@ -180,10 +180,12 @@ DELETE FROM revoked_certs
 )sql";
 
 // A launch is idempotent per request id: assign looks for another open
-// lease serving it, and job_for_request for the newest job that did.
+// lease serving it, and job_for_request for the newest job that did; the
+// dashboard lists the newest jobs (recent_jobs).
 constexpr const char* kV5 = R"sql(
 CREATE INDEX leases_request_idx ON leases (request_id);
-CREATE INDEX job_history_request_idx ON job_history (request_id, assigned_at)
+CREATE INDEX job_history_request_idx ON job_history (request_id, assigned_at);
+CREATE INDEX job_history_assigned_idx ON job_history (assigned_at)
 )sql";
 
 }  // namespace
@@ -194,7 +196,7 @@ const std::vector<Migration>& Migrations() {
       {2, "placement index", kV2},
       {3, "fleet generation", kV3},
       {4, "serials in one spelling", kV4},
-      {5, "leases by request", kV5},
+      {5, "jobs by request and by age", kV5},
   };
   return kMigrations;
 }

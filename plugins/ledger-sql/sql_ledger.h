@@ -229,6 +229,7 @@ class SqlLedger {
   std::vector<NodeRow> ListNodes();
   std::vector<JobRow> JobForLease(const std::string& id);
   std::vector<JobRow> JobForRequest(int64_t request_id);  // the newest lease assigned it
+  std::vector<JobRow> RecentJobs(int64_t since_ns, uint32_t limit);  // newest first
 
  private:
   class ReadLease;  // a reader session checked out of the pool

@@ -445,6 +445,24 @@ std::vector<JobRow> SqlLedger::JobForRequest(int64_t request_id) {
   });
 }
 
+std::vector<JobRow> SqlLedger::RecentJobs(int64_t since_ns, uint32_t limit) {
+  return Read([&](soci::session& s) {
+    std::vector<std::string> ids;
+    std::string id;
+    const long long since = since_ns, n = std::min<uint32_t>(limit, 1000);
+    soci::statement st = (s.prepare << "SELECT lease_id FROM job_history WHERE assigned_at >= :s "
+                                       "ORDER BY assigned_at DESC, lease_id LIMIT :n",
+                          soci::into(id), soci::use(since), soci::use(n));
+    st.execute();
+    while (st.fetch()) ids.push_back(id);
+    std::vector<JobRow> out;
+    for (const std::string& lease : ids) {
+      for (JobRow& j : SelectJobs(s, lease)) out.push_back(std::move(j));
+    }
+    return out;
+  });
+}
+
 std::vector<JobRow> SqlLedger::JobForLease(const std::string& id) {
   return Read([&](soci::session& s) { return SelectJobs(s, id); });
 }

@@ -285,6 +285,7 @@ int main(void) {
   OFF(np_ledger_v1, list_nodes);
   OFF(np_ledger_v1, job_for_lease);
   OFF(np_ledger_v1, job_for_request);
+  OFF(np_ledger_v1, recent_jobs);
   SIZE(np_jit_set_v1);
   OFF(np_jit_set_v1, struct_size);
   OFF(np_jit_set_v1, id);

@@ -99,7 +99,7 @@ ports::Lease LedgerTest::EscrowOne(const std::string& tier) {
 
 ports::Lease LedgerTest::Running(const std::string& tier, Phase phase) {
   ports::Lease l = EscrowOne(tier);
-  EXPECT_TRUE(ledger_->Assign(l.id, l.epoch, 100, 200).ok());
+  EXPECT_TRUE(ledger_->Assign(l.id, l.epoch, 100, next_request_++).ok());  // one open lease a request
   EXPECT_TRUE(ledger_->Bind(l.id, l.epoch, l.target_node, std::string(32, 'a')).ok());
   const Phase path[] = {Phase::kLaunching, Phase::kOnline, Phase::kBusy};
   for (Phase p : path) {

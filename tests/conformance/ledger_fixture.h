@@ -67,6 +67,7 @@ class LedgerTest : public ::testing::Test {
   std::shared_ptr<const loader::PluginLibrary> lib_;
   std::unique_ptr<loader::LedgerAdapter> ledger_;
   ports::Catalog catalog_;
+  int64_t next_request_ = 200;  // Running()'s request ids
 };
 
 // Asserts a Status carries the plugin's exact code.

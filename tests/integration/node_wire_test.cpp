@@ -207,12 +207,13 @@ class NodeWireTest : public ::testing::Test {
     auto leases = ledger_->Escrow("small", 1);
     EXPECT_TRUE(leases.ok() && leases->size() == 1);
     ports::Lease l = leases->front();
-    EXPECT_TRUE(ledger_->Assign(l.id, l.epoch, 7, 42).ok());
+    EXPECT_TRUE(ledger_->Assign(l.id, l.epoch, 7, next_request_++).ok());  // one open lease a request
     l.phase = ports::Phase::kAssigned;
     return l;
   }
 
   std::string dir_;
+  int64_t next_request_ = 42;  // Assigned()'s request ids
   Logger log_{LogLevel::kError};
   std::unique_ptr<loader::HostServices> host_;
   std::unique_ptr<loader::LedgerAdapter> ledger_;

@@ -178,7 +178,7 @@ deny_owner = "evil"
     auto leases = ledger.Escrow(tier, 1);
     ASSERT_TRUE(leases.ok() && leases->size() == 1) << leases.status().ToString();
     ports::Lease lease = leases->front();
-    ASSERT_TRUE(ledger.Assign(lease.id, lease.epoch, 7, 42).ok());
+    ASSERT_TRUE(ledger.Assign(lease.id, lease.epoch, 7, next_request_++).ok());  // one open lease a request
     lease.phase = ports::Phase::kAssigned;
     plane::Job job{42, 7, "workflow_job", "acme", "repo", "ref"};
     auto launched = std::async(std::launch::async, [&] { return daemon_->plane().runner().Launch(lease, job); });
@@ -222,6 +222,7 @@ deny_owner = "evil"
 
   std::string dir_;
   std::string ledger_config_;  // more keys of [plugins.ledger.config], one per line
+  int64_t next_request_ = 42;  // LaunchAndMint's request ids
   Logger log_{LogLevel::kError};
   std::unique_ptr<Daemon> daemon_;
 };

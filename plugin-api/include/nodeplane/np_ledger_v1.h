@@ -570,6 +570,9 @@ typedef struct np_ledger_v1 {
    * already serves, so one request is never served twice at once: together
    * they make a launch idempotent per request id. */
   np_code (*job_for_request)(void* self, int64_t request_id, np_job_sink out, np_error* err);
+  /* Up to `limit` job records assigned at or after `since_ns`, newest
+   * first, open and ended alike: what an operator's dashboard lists. */
+  np_code (*recent_jobs)(void* self, int64_t since_ns, uint32_t limit, np_job_sink out, np_error* err);
 } np_ledger_v1;
 
 #ifdef __cplusplus

@@ -1,0 +1,129 @@
+// Daemon::Overview and Daemon::SampleHistory: what the dashboard shows,
+// read from the ledger and the plane when asked (observe_handler.h).
+#include <boost/json.hpp>
+#include <chrono>
+#include <map>
+
+#include "nodeplaned/daemon.h"
+#include "version.h"
+
+namespace nodeplane {
+namespace json = boost::json;
+namespace {
+
+constexpr int64_t kDayNs = 24LL * 3600 * 1'000'000'000;
+constexpr uint32_t kRecentJobs = 50;
+
+int64_t WallNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const std::string& ChargedNode(const ports::Lease& l) { return l.node.empty() ? l.target_node : l.node; }
+
+}  // namespace
+
+std::string Daemon::Overview() {
+  ports::Ledger& ledger = *plugins_.ledger;
+  const int64_t now = WallNs();
+  json::object out{{"deployment", cfg_.deployment}, {"version", NODEPLANE_VERSION}, {"now_ns", now}};
+
+  auto leases = ledger.ListLeases("");
+  struct Use {
+    int64_t vcpu = 0, memory = 0, leases = 0;
+  };
+  std::map<std::string, Use> used;
+  json::array lease_list;
+  if (leases.ok()) {
+    for (const ports::Lease& l : *leases) {
+      Use& u = used[ChargedNode(l)];
+      u.vcpu += l.vcpu;
+      u.memory += l.memory;
+      u.leases++;
+      lease_list.push_back(json::object{{"id", l.id},
+                                        {"phase", ports::PhaseName(l.phase)},
+                                        {"tier", l.tier},
+                                        {"node", ChargedNode(l)},
+                                        {"request_id", l.request_id},
+                                        {"created_at_ns", l.created_at_ns}});
+    }
+  }
+  out["leases"] = std::move(lease_list);
+
+  std::map<std::string, int64_t> cert_expiry;  // the newest live certificate of each node
+  if (auto certs = ledger.ListCerts(""); certs.ok()) {
+    for (const ports::IssuedCert& c : *certs) {
+      if (!c.revoked && c.not_after_ns > cert_expiry[c.node]) cert_expiry[c.node] = c.not_after_ns;
+    }
+  }
+  const std::map<std::string, int64_t> seen = plane_->LastSeen();
+  json::array nodes;
+  if (auto listed = ledger.ListNodes(); listed.ok()) {
+    for (const ports::Node& n : *listed) {
+      auto s = seen.find(n.name);
+      const Use& u = used[n.name];
+      nodes.push_back(json::object{{"name", n.name},
+                                   {"state", n.withdrawn ? "withdrawn" : n.live ? "live" : "gone"},
+                                   {"site", n.site},
+                                   {"provider", n.provider},
+                                   {"vcpu", n.total_vcpu},
+                                   {"memory", n.total_memory},
+                                   {"vcpu_used", u.vcpu},
+                                   {"memory_used", u.memory},
+                                   {"leases", u.leases},
+                                   {"last_seen_at_ns", s != seen.end() ? s->second : n.last_seen_at_ns},
+                                   {"cert_expires_at_ns", cert_expiry.count(n.name) ? cert_expiry[n.name] : 0}});
+    }
+  }
+  out["nodes"] = std::move(nodes);
+
+  json::array enrollments;
+  if (auto pending = ledger.ListEnrollments(ports::EnrollmentState::kPending); pending.ok()) {
+    for (const ports::Enrollment& e : *pending) {
+      enrollments.push_back(
+          json::object{{"node", e.name}, {"fingerprint", e.fingerprint}, {"requested_at_ns", e.requested_at_ns}});
+    }
+  }
+  out["enrollments"] = std::move(enrollments);
+
+  json::array jobs;
+  if (auto recent = ledger.RecentJobs(now - kDayNs, kRecentJobs); recent.ok()) {
+    for (const ports::Job& j : *recent) {
+      jobs.push_back(json::object{{"lease", j.lease_id},
+                                  {"tier", j.tier},
+                                  {"node", j.node},
+                                  {"request_id", j.request_id},
+                                  {"queued_at_ns", j.queued_at_ns},
+                                  {"started_at_ns", j.started_at_ns},
+                                  {"finished_at_ns", j.finished_at_ns},
+                                  {"result", j.conclusion ? ports::PhaseName(*j.conclusion) : "running"}});
+    }
+  }
+  out["jobs"] = std::move(jobs);
+  return json::serialize(out);
+}
+
+void Daemon::SampleHistory(Histogram::Snapshot& dispatch_before) {
+  ports::Ledger& ledger = *plugins_.ledger;
+  observe::Sample s;
+  s.at_ns = WallNs();
+  const Histogram::Snapshot now = plane_->dispatch_latency().Take();
+  s.dispatch_p50_s = Histogram::Quantile(dispatch_before, now, 0.5);
+  s.dispatch_p99_s = Histogram::Quantile(dispatch_before, now, 0.99);
+  s.launches = static_cast<int64_t>(now.count - dispatch_before.count);
+  dispatch_before = now;
+  if (auto nodes = ledger.ListNodes(); nodes.ok()) {
+    for (const ports::Node& n : *nodes) {
+      if (!n.live) continue;
+      s.nodes_live++;
+      s.vcpu_total += n.total_vcpu;
+    }
+  }
+  if (auto leases = ledger.ListLeases(""); leases.ok()) {
+    s.leases_open = static_cast<int64_t>(leases->size());
+    for (const ports::Lease& l : *leases) s.vcpu_used += l.vcpu;
+  }
+  history_.Add(s);
+}
+
+}  // namespace nodeplane

@@ -1,0 +1,154 @@
+// The dashboard: fetches the overview and the last hour from the same
+// listener every five seconds and draws them. Reads only; no dependencies.
+"use strict";
+
+const NS = 1e9;
+
+function text(value) {
+  return document.createTextNode(value === undefined || value === null ? "" : String(value));
+}
+
+function cell(value, className) {
+  const td = document.createElement("td");
+  if (className) td.className = className;
+  td.appendChild(text(value));
+  return td;
+}
+
+// Replaces a table's body with one row per item, or one saying there is none.
+function fill(id, items, row, none) {
+  const body = document.querySelector("#" + id + " tbody");
+  body.textContent = "";
+  if (items.length === 0) {
+    const tr = document.createElement("tr");
+    const td = cell(none, "empty");
+    td.colSpan = document.querySelectorAll("#" + id + " thead th").length;
+    tr.appendChild(td);
+    body.appendChild(tr);
+    return;
+  }
+  for (const item of items) {
+    const tr = document.createElement("tr");
+    tr.dataset.key = item.id || item.name || item.node || item.lease || "";
+    for (const td of row(item)) tr.appendChild(td);
+    body.appendChild(tr);
+  }
+}
+
+function ago(ns, now) {
+  if (!ns) return "";
+  const s = Math.max(0, Math.round((now - ns) / NS));
+  if (s < 120) return s + " s ago";
+  if (s < 7200) return Math.round(s / 60) + " min ago";
+  return Math.round(s / 3600) + " h ago";
+}
+
+function span(fromNs, toNs) {
+  if (!fromNs || !toNs || toNs < fromNs) return "";
+  const s = (toNs - fromNs) / NS;
+  return s < 120 ? s.toFixed(1) + " s" : Math.round(s / 60) + " min";
+}
+
+function until(ns, now) {
+  if (!ns) return "";
+  const days = (ns - now) / NS / 86400;
+  return days < 0 ? "expired" : days < 2 ? Math.round(days * 24) + " h" : Math.round(days) + " days";
+}
+
+function gib(bytes) {
+  return (bytes / 1073741824).toFixed(1) + " GiB";
+}
+
+function short(id) {
+  return id ? id.slice(0, 12) : "";
+}
+
+// Draws series (arrays of [t, value]) as polylines in an SVG of 600x160.
+function plot(id, series, unit) {
+  const svg = document.getElementById(id);
+  svg.textContent = "";
+  const points = series.flatMap((s) => s.points);
+  const ns = "http://www.w3.org/2000/svg";
+  const line = (x1, y1, x2, y2) => {
+    const l = document.createElementNS(ns, "line");
+    Object.entries({ x1, y1, x2, y2, class: "axis" }).forEach(([k, v]) => l.setAttribute(k, v));
+    svg.appendChild(l);
+  };
+  const label = (x, y, value) => {
+    const t = document.createElementNS(ns, "text");
+    t.setAttribute("x", x);
+    t.setAttribute("y", y);
+    t.appendChild(text(value));
+    svg.appendChild(t);
+  };
+  line(40, 140, 590, 140);
+  line(40, 10, 40, 140);
+  if (points.length === 0) {
+    label(250, 80, "no samples yet");
+    return;
+  }
+  const t0 = Math.min(...points.map((p) => p[0])), t1 = Math.max(...points.map((p) => p[0]), t0 + 1);
+  const top = Math.max(...points.map((p) => p[1]), 1e-9);
+  label(2, 14, top < 1 && unit === "s" ? (top * 1000).toFixed(1) + " ms" : top.toFixed(top < 10 ? 1 : 0) + (unit === "s" ? " s" : ""));
+  label(2, 140, "0");
+  label(40, 155, Math.round((t1 - t0) / NS / 60) + " min");
+  for (const s of series) {
+    const poly = document.createElementNS(ns, "polyline");
+    poly.setAttribute("class", s.className);
+    poly.setAttribute("points", s.points
+      .map((p) => (40 + (550 * (p[0] - t0)) / (t1 - t0)).toFixed(1) + "," + (140 - (130 * p[1]) / top).toFixed(1))
+      .join(" "));
+    svg.appendChild(poly);
+  }
+}
+
+async function refresh() {
+  try {
+    const [overview, history] = await Promise.all([
+      fetch("/api/overview").then((r) => r.json()),
+      fetch("/api/history").then((r) => r.json()),
+    ]);
+    const now = overview.now_ns;
+    document.getElementById("deployment").textContent = overview.deployment + " · " + overview.version;
+    const live = overview.nodes.filter((n) => n.state === "live").length;
+    document.getElementById("summary").textContent =
+      live + " of " + overview.nodes.length + " nodes live · " + overview.leases.length + " open leases · " +
+      overview.enrollments.length + " enrollments waiting";
+    fill("nodes", overview.nodes, (n) => [
+      cell(n.name, "mono"), cell(n.state, "state-" + n.state), cell(n.site), cell(n.provider),
+      cell(n.vcpu_used + " / " + n.vcpu), cell(gib(n.memory_used) + " / " + gib(n.memory)), cell(n.leases),
+      cell(ago(n.last_seen_at_ns, now)), cell(until(n.cert_expires_at_ns, now)),
+    ], "no node has registered");
+    const phases = {};
+    for (const l of overview.leases) phases[l.phase] = (phases[l.phase] || 0) + 1;
+    document.getElementById("phases").textContent =
+      Object.entries(phases).map(([p, n]) => n + " " + p).join(" · ") || "no open lease";
+    fill("leases", overview.leases, (l) => [
+      cell(short(l.id), "mono"), cell(l.phase, "phase-" + l.phase), cell(l.tier), cell(l.node, "mono"),
+      cell(l.request_id || ""), cell(ago(l.created_at_ns, now)),
+    ], "no open lease");
+    fill("enrollments", overview.enrollments, (e) => [
+      cell(e.node, "mono"), cell(e.fingerprint, "mono"), cell(ago(e.requested_at_ns, now)),
+    ], "none waiting");
+    fill("jobs", overview.jobs, (j) => [
+      cell(short(j.lease), "mono"), cell(j.tier), cell(j.node, "mono"), cell(j.request_id),
+      cell(ago(j.queued_at_ns, now)), cell(span(j.queued_at_ns, j.started_at_ns)),
+      cell(span(j.started_at_ns, j.finished_at_ns)), cell(j.result, "result-" + j.result),
+    ], "no job in the last day");
+    const samples = history.samples;
+    plot("plot-latency", [
+      { className: "p50", points: samples.filter((s) => s.dispatch_p50_s >= 0).map((s) => [s.at_ns, s.dispatch_p50_s]) },
+      { className: "p99", points: samples.filter((s) => s.dispatch_p99_s >= 0).map((s) => [s.at_ns, s.dispatch_p99_s]) },
+    ], "s");
+    plot("plot-capacity", [
+      { className: "total", points: samples.map((s) => [s.at_ns, s.vcpu_total]) },
+      { className: "used", points: samples.map((s) => [s.at_ns, s.vcpu_used]) },
+    ], "vcpu");
+    document.body.dataset.loaded = "true";
+  } catch (e) {
+    document.getElementById("summary").textContent = "cannot reach the control plane: " + e;
+  }
+}
+
+refresh();
+setInterval(refresh, 5000);
