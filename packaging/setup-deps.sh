@@ -10,8 +10,8 @@ packages=(
   # libraries (Boost 1.81: never libboost-all-dev, which is 1.74 and conflicts)
   libboost1.81-dev libboost-json1.81-dev libboost-system1.81-dev libboost-filesystem1.81-dev
   libssl-dev libtomlplusplus-dev libsoci-dev libsqlite3-dev libpq-dev
-  # tests
-  googletest libgtest-dev postgresql curl openssl python3
+  # tests (prometheus: promtool and a real scrape; chromium: the dashboard as a person sees it)
+  googletest libgtest-dev postgresql curl openssl python3 prometheus chromium
   # packaging checks
   dpkg-dev file lintian systemd
 )

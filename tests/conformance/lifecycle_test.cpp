@@ -389,5 +389,28 @@ TEST_F(LifecycleTest, C90_ARequestIsServedByOneOpenLeaseAndFoundByItsId) {
   EXPECT_NP(ledger_->JobForRequest(0).status(), NP_INVALID);
 }
 
+// C91 (nodeplane's own, issue 19): the newest jobs, open and ended, newest
+// first, bounded by time and by count (what the dashboard lists).
+TEST_F(LifecycleTest, C91_RecentJobsAreTheNewestFirst) {
+  Register("n1");
+  const int64_t start = Now();
+  std::vector<std::string> ids;
+  for (int64_t request = 1; request <= 3; ++request) {
+    ports::Lease l = EscrowOne();
+    ASSERT_OK(ledger_->Assign(l.id, l.epoch, request, request));
+    ids.push_back(l.id);
+    Advance(kSecond);
+  }
+  ASSERT_OK(ledger_->Release(ids[0], 0, Phase::kDone));
+  auto recent = ledger_->RecentJobs(start, 10);
+  ASSERT_TRUE(recent.ok()) << recent.status().ToString();
+  ASSERT_EQ(recent->size(), 3u);
+  EXPECT_EQ((*recent)[0].lease_id, ids[2]);
+  EXPECT_EQ((*recent)[2].lease_id, ids[0]);
+  EXPECT_EQ((*recent)[2].conclusion, Phase::kDone);
+  EXPECT_EQ(ledger_->RecentJobs(start, 2)->size(), 2u);
+  EXPECT_EQ(ledger_->RecentJobs(start + kSecond, 10)->size(), 2u);  // assigned since
+}
+
 }  // namespace
 }  // namespace nodeplane::conformance

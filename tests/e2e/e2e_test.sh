@@ -11,13 +11,14 @@ dir=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -KILL $p 2>/dev/null; done; pkill -KILL -f "$dir/" 2>/dev/null; rm -rf "$dir"' EXIT
 
-# Two free loopback ports for this run.
-read -r port boot_port < <(python3 -c 'import socket
-s=[socket.socket() for _ in range(2)]
+# Free loopback ports for this run: the wire, bootstrap, metrics, and a
+# Prometheus server.
+read -r port boot_port metrics_port prom_port < <(python3 -c 'import socket
+s=[socket.socket() for _ in range(4)]
 [x.bind(("127.0.0.1",0)) for x in s]
 print(*[x.getsockname()[1] for x in s])')
 
-# write_config [tls]: the deployment's config, with short lease timings so
+# write_config [tls] [metrics]: the deployment's config, with short lease timings so
 # expiry and heartbeats show within seconds.
 write_config() {
   cat >"$dir/nodeplane.toml" <<TOML
@@ -48,6 +49,13 @@ TOML
 server_names = ["127.0.0.1"]
 [bootstrap]
 listen = "127.0.0.1:$boot_port"
+TOML
+  fi
+  if [ "${1:-}" = metrics ] || [ "${2:-}" = metrics ]; then
+    cat >>"$dir/nodeplane.toml" <<TOML
+[metrics]
+listen = "127.0.0.1:$metrics_port"
+sample_interval = "1s"
 TOML
   fi
 }
@@ -96,6 +104,14 @@ launch() {
   [ -n "$lease" ] || fail "no lease in: $out"
 }
 
+# start_n1_with_job: node n1 registered and running job 1 (lease set).
+start_n1_with_job() {
+  start_node n1
+  wait_until "n1 to register" node_is n1 live
+  launch 1
+  wait_until "the job to run" lease_is "$lease" busy
+}
+
 case $case in
 enroll-and-job)
   # Enrollment with a join token and an operator's approval, then a job over
@@ -134,10 +150,7 @@ plane-restart)
   # the node registers again, the plane adopts the lease, the job completes.
   write_config
   start_host
-  start_node n1
-  wait_until "n1 to register" node_is n1 live
-  launch 1
-  wait_until "the job to run" lease_is "$lease" busy
+  start_n1_with_job
   kill -KILL $host; wait $host 2>/dev/null
   start_host
   wait_until "n1 to register again, with its job" grep -q "event=node.registered node=n1 version=1 instances=1" "$dir/n1.log"
@@ -150,10 +163,7 @@ node-kill)
   # (compute may still exist), and the node's next inventory frees it.
   write_config
   start_host
-  start_node n1
-  wait_until "n1 to register" node_is n1 live
-  launch 1
-  wait_until "the job to run" lease_is "$lease" busy
+  start_n1_with_job
   kill -KILL $node; wait $node 2>/dev/null
   wait_until "the lease to be quarantined" lease_is "$lease" quarantine
   start_node n1
@@ -242,10 +252,7 @@ node-outage)
   # and when it finishes the node settles the lease done at its new epoch.
   write_config
   start_host
-  start_node n1
-  wait_until "n1 to register" node_is n1 live
-  launch 1
-  wait_until "the job to run" lease_is "$lease" busy
+  start_n1_with_job
   kill -STOP $node
   wait_until "the lease to be quarantined" lease_is "$lease" quarantine
   kill -CONT $node
@@ -260,10 +267,7 @@ node-sigterm)
   # it runs finishes and is released before the process exits 0.
   write_config
   start_host
-  start_node n1
-  wait_until "n1 to register" node_is n1 live
-  launch 1
-  wait_until "the job to run" lease_is "$lease" busy
+  start_n1_with_job
   kill -TERM $node
   wait_until "n1 to withdraw" node_is n1 withdrawn
   out=$(ctl launch --tier job --request-id 2 2>&1) && fail "a withdrawn node was given work: $out"
@@ -278,10 +282,7 @@ drain)
   # the fleet has proved it runs nothing.
   write_config
   start_host
-  start_node n1
-  wait_until "n1 to register" node_is n1 live
-  launch 1
-  wait_until "the job to run" lease_is "$lease" busy
+  start_n1_with_job
   ctl drain --timeout 60s >"$dir/drain.out" 2>&1 &
   drain=$!
   wait_until "the drain to report the open lease" grep -q "1 lease(s) still open" "$dir/drain.out"
@@ -308,10 +309,7 @@ TOML
   start_host
   grep -q "event=plugin.opened instance=ledger interface=ledger plugin=ledger-postgres" "$dir/host.log" \
     || fail "the host did not open ledger-postgres"
-  start_node n1
-  wait_until "n1 to register" node_is n1 live
-  launch 1
-  wait_until "the job to run" lease_is "$lease" busy
+  start_n1_with_job
   finish_job 1
   wait_until "the lease to be done" lease_is "$lease" done
   grep -q "NOTICE" "$dir/host.log" && fail "database notices reached the host's log"
@@ -675,6 +673,95 @@ shutdown-bound)
   wait $host; rc=$?
   [ $rc -eq 0 ] || fail "nodeplaned exited $rc on SIGTERM"
   echo "stopped in $took_ms ms"
+  ;;
+metrics-scrape)
+  # Issue 19: the metrics listener serves the Prometheus text format that
+  # promtool accepts, with the families an operator graphs; a real
+  # Prometheus server scrapes it and its query API answers from it; the
+  # alert rules pass promtool and the Grafana dashboard is JSON. Everything
+  # but GET is refused: nothing on this listener changes state.
+  command -v promtool >/dev/null && command -v prometheus >/dev/null || { echo "prometheus is not installed: skipped"; exit 77; }
+  write_config metrics
+  start_host
+  start_n1_with_job
+  finish_job 1
+  wait_until "the lease to be done" lease_is "$lease" done
+  m="http://127.0.0.1:$metrics_port"
+  curl -fsS "$m/metrics" >"$dir/scrape.txt" || fail "no scrape"
+  promtool check metrics <"$dir/scrape.txt" >"$dir/promtool.out" 2>&1 || fail "promtool refused the scrape: $(cat "$dir/promtool.out")"
+  for family in process_resident_memory_bytes process_cpu_seconds_total process_open_fds process_start_time_seconds \
+                nodeplane_leases_escrowed_total nodeplane_leases_released_total nodeplane_leases_reaped_total \
+                nodeplane_leases_quarantined_total nodeplane_leases_force_released_total nodeplane_dispatch_seconds_bucket \
+                nodeplane_wire_request_seconds_bucket nodeplane_nodes nodeplane_plugin_call_seconds_bucket; do
+    grep -q "^$family" "$dir/scrape.txt" || fail "the scrape lacks $family"
+  done
+  grep -q '^nodeplane_leases_released_total{outcome="done"} 1$' "$dir/scrape.txt" || fail "the done release was not counted"
+  grep -q '^nodeplane_wire_request_seconds_count{route="lease_release",status="204"} 1$' "$dir/scrape.txt" \
+    || fail "the node's release is not in the wire's request counts: $(grep lease_release "$dir/scrape.txt")"
+  for method in POST PUT DELETE; do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -X $method "$m/metrics")" = 405 ] || fail "$method was not refused"
+  done
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "$m/v1/register")" = 404 ] || fail "the metrics listener serves node routes"
+  cat >"$dir/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: nodeplane
+    static_configs:
+      - targets: ["127.0.0.1:$metrics_port"]
+rule_files: ["$src/packaging/prometheus/nodeplane-alerts.yml"]
+YAML
+  prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \
+    --web.listen-address="127.0.0.1:$prom_port" >"$dir/prometheus.log" 2>&1 &
+  pids+=($!)
+  q() { curl -fsS --get "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1"; }
+  wait_until "Prometheus to scrape nodeplaned" bash -c \
+    "curl -fsS --get http://127.0.0.1:$prom_port/api/v1/query --data-urlencode 'query=nodeplane_build_info' | grep -q '\"value\":\[[0-9.]*,\"1\"\]'"
+  q 'nodeplane_nodes{state="live"}' | grep -q '"value":\[[0-9.]*,"1"\]' || fail "Prometheus does not see one live node: $(q 'nodeplane_nodes')"
+  q 'nodeplane_leases_released_total{outcome="done"}' | grep -q '"value":\[[0-9.]*,"1"\]' || fail "Prometheus does not see the release"
+  curl -fsS "http://127.0.0.1:$prom_port/api/v1/rules" | grep -q '"name":"NodeplaneLeasesStuckInQuarantine"' \
+    || fail "Prometheus did not load the alert rules"
+  promtool check rules "$src/packaging/prometheus/nodeplane-alerts.yml" >/dev/null || fail "promtool refused the alert rules"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["panels"] and d["uid"] == "nodeplane"' \
+    "$src/packaging/grafana/nodeplane-dashboard.json" || fail "the Grafana dashboard is not valid"
+  ;;
+dashboard)
+  # Issue 19: the dashboard as a person sees it: headless Chromium loads the
+  # page from the metrics listener, its script fetches the JSON API, and the
+  # DOM shows the nodes and the leases; the screenshot is kept in the build
+  # tree (test-artifacts/dashboard.png).
+  command -v chromium >/dev/null || { echo "chromium is not installed: skipped"; exit 77; }
+  write_config metrics
+  start_host
+  start_node n1
+  start_node n2
+  wait_until "n1 and n2 to register" bash -c "[ \$($bin/nodeplanectl --config $dir/nodeplane.toml --json nodes list | grep -o '\"state\":\"live\"' | wc -l) = 2 ]"
+  launch 1
+  lease1=$lease
+  launch 2
+  lease2=$lease
+  launch 3
+  finish_job 3
+  wait_until "job 1 to run" lease_is "$lease1" busy
+  wait_until "job 2 to run" lease_is "$lease2" busy
+  wait_until "job 3 to be done" lease_is "$lease" done
+  wait_until "a few samples of the fleet" bash -c "[ \$(curl -fsS http://127.0.0.1:$metrics_port/api/history | grep -o at_ns | wc -l) -ge 3 ]"
+  browse() {
+    chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --user-data-dir="$dir/chromium" \
+      --virtual-time-budget=8000 "$@" "http://127.0.0.1:$metrics_port/dashboard" 2>>"$dir/chromium.log"
+  }
+  browse --dump-dom >"$dir/dom.html" || fail "chromium could not load the dashboard: $(tail -5 "$dir/chromium.log")"
+  grep -q 'data-loaded="true"' "$dir/dom.html" || fail "the page's script did not load the API: $(head -c 2000 "$dir/dom.html")"
+  for want in '<td class="mono">n1</td>' '<td class="mono">n2</td>' "${lease1:0:12}" "${lease2:0:12}" \
+              '<td class="phase-busy">busy</td>' '<td class="result-done">done</td>' '2 of 2 nodes live'; do
+    grep -qF "$want" "$dir/dom.html" || fail "the dashboard does not show $want"
+  done
+  grep -q '<polyline class="used"' "$dir/dom.html" || fail "the capacity plot was not drawn"
+  artifacts="${NODEPLANE_TEST_ARTIFACTS:-$bin/../test-artifacts}"
+  mkdir -p "$artifacts"
+  browse --screenshot="$artifacts/dashboard.png" --window-size=1280,1100 >/dev/null || fail "no screenshot"
+  [ -s "$artifacts/dashboard.png" ] || fail "the screenshot is empty"
+  echo "screenshot: $artifacts/dashboard.png"
   ;;
 ctl-basics)
   # nodeplanectl's contract: exit codes that tell a refusal from an

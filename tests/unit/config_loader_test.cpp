@@ -232,6 +232,44 @@ TEST(ConfigLoader, RefusesBootstrapOnTheWireAddress) {
               "bootstrap.listen", 11, "own connection budget");
 }
 
+// Issue 19: the metrics listener is off by default, served on loopback
+// plainly, and beyond loopback only over TLS or when insecure is said.
+TEST(ConfigLoader, TheMetricsListenerIsOffUnlessListenIsSet) {
+  Config off = MustLoad(kBase);
+  EXPECT_TRUE(off.metrics.listen.empty());
+  Config on = MustLoad(std::string(kBase) + "[metrics]\nlisten = \"127.0.0.1:9717\"\nsample_interval = \"2s\"\n");
+  EXPECT_EQ(on.metrics.listen, "127.0.0.1:9717");
+  EXPECT_EQ(on.metrics.sample_interval, std::chrono::seconds(2));
+  EXPECT_EQ(on.metrics.max_connections, 64u);
+  Config plain = MustLoad(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\ninsecure = true\n");
+  EXPECT_TRUE(plain.metrics.insecure);
+  Config tls = MustLoad(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\n[metrics.tls]\n"
+                                             "cert_file = \"/etc/m.crt\"\nkey_file = \"/etc/m.key\"\n");
+  ASSERT_TRUE(tls.metrics.tls.has_value());
+  EXPECT_EQ(tls.metrics.tls->cert_file, "/etc/m.crt");
+}
+
+TEST(ConfigLoader, RefusesPlainMetricsBeyondLoopbackUnlessSaidOnPurpose) {
+  ExpectError(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\n", "metrics.listen", 7,
+              "add [metrics.tls], or insecure = true");
+}
+
+TEST(ConfigLoader, RefusesMetricsTLSWithNoCertificateToUse) {
+  ExpectError(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\n[metrics.tls]\n", "metrics.tls", 8,
+              "which needs [wire.tls]");
+}
+
+TEST(ConfigLoader, RefusesMetricsOnTheWireAddress) {
+  ExpectError(std::string(kBase) + "[metrics]\nlisten = \"127.0.0.1:7717\"\n", "metrics.listen", 7,
+              "connection budget of their own");
+}
+
+TEST(ConfigLoader, RefusesMetricsSettingsWithoutAnAddress) {
+  ExpectError(std::string(kBase) + "[metrics]\ninsecure = true\n", "metrics.listen", 6, "is required");
+  ExpectError(std::string(kBase) + "[metrics]\nlisten = \"127.0.0.1:9717\"\nsample_interval = \"10m\"\n",
+              "metrics.sample_interval", 6, "from 1s to 5m");
+}
+
 TEST(ConfigLoader, RefusesACommandTimeoutShorterThanThePollWindow) {
   ExpectError(std::string(kBase) + "[wire]\ncommand_timeout = \"10s\"\n", "wire.command_timeout", 1,
               "at least the poll window (50s)");

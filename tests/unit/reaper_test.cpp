@@ -83,6 +83,7 @@ TEST(Reaper, NothingIsReapedWithinAGraceOfStartOrOfALedgerOutage) {
                 [&] { return call('p') ? Status::Unavailable("down") : Status::Ok(); }, p.runner(), log,
                 ReapTiming{std::chrono::seconds(1), std::chrono::seconds(10)}, &clock);
   for (size_t tick = 1; tick <= 26; ++tick) {
+    const int64_t held = reaper.hold_until_ns();
     clock.Advance(kS);
     const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(10);  // a failing test's bound
     for (;;) {  // each tick makes exactly one call
@@ -90,6 +91,14 @@ TEST(Reaper, NothingIsReapedWithinAGraceOfStartOrOfALedgerOutage) {
       ASSERT_LE(calls.size(), tick) << calls;
       if (calls.size() == tick) break;
       ASSERT_LT(std::chrono::steady_clock::now(), bound) << "tick " << tick << " made no call: " << calls;
+    }
+    // A failed call holds reaping from when it returned: the clock stays
+    // put until the reaper has set the new hold.
+    if (fail_at.count(tick) != 0) {
+      while (reaper.hold_until_ns() == held) {
+        ASSERT_LT(std::chrono::steady_clock::now(), bound) << "tick " << tick << " failed but set no hold";
+        std::this_thread::yield();
+      }
     }
   }
   // Probes until 10 s after start; reaps; a failed reap at tick 12 holds

@@ -63,8 +63,9 @@ function short(id) {
   return id ? id.slice(0, 12) : "";
 }
 
-// Draws series (arrays of [t, value]) as polylines in an SVG of 600x160.
-function plot(id, series, unit) {
+// Draws series (arrays of [t, value]) over the span [t0, t1] as polylines
+// in an SVG of 600x160.
+function plot(id, series, unit, t0, t1) {
   const svg = document.getElementById(id);
   svg.textContent = "";
   const points = series.flatMap((s) => s.points);
@@ -87,18 +88,24 @@ function plot(id, series, unit) {
     label(250, 80, "no samples yet");
     return;
   }
-  const t0 = Math.min(...points.map((p) => p[0])), t1 = Math.max(...points.map((p) => p[0]), t0 + 1);
+  t1 = Math.max(t1, t0 + NS);
   const top = Math.max(...points.map((p) => p[1]), 1e-9);
   label(2, 14, top < 1 && unit === "s" ? (top * 1000).toFixed(1) + " ms" : top.toFixed(top < 10 ? 1 : 0) + (unit === "s" ? " s" : ""));
   label(2, 140, "0");
-  label(40, 155, Math.round((t1 - t0) / NS / 60) + " min");
+  const width = (t1 - t0) / NS;
+  label(40, 155, width < 120 ? "the last " + Math.round(width) + " s" : "the last " + Math.round(width / 60) + " min");
+  const x = (t) => (40 + (550 * (t - t0)) / (t1 - t0)).toFixed(1);
+  const y = (v) => (140 - (130 * v) / top).toFixed(1);
   for (const s of series) {
     const poly = document.createElementNS(ns, "polyline");
     poly.setAttribute("class", s.className);
-    poly.setAttribute("points", s.points
-      .map((p) => (40 + (550 * (p[0] - t0)) / (t1 - t0)).toFixed(1) + "," + (140 - (130 * p[1]) / top).toFixed(1))
-      .join(" "));
+    poly.setAttribute("points", s.points.map((p) => x(p[0]) + "," + y(p[1])).join(" "));
     svg.appendChild(poly);
+    for (const p of s.points) {  // a lone sample shows as a dot
+      const dot = document.createElementNS(ns, "circle");
+      Object.entries({ cx: x(p[0]), cy: y(p[1]), r: 1.8, class: s.className }).forEach(([k, v]) => dot.setAttribute(k, v));
+      svg.appendChild(dot);
+    }
   }
 }
 
@@ -136,14 +143,15 @@ async function refresh() {
       cell(span(j.started_at_ns, j.finished_at_ns)), cell(j.result, "result-" + j.result),
     ], "no job in the last day");
     const samples = history.samples;
+    const t0 = samples.length ? samples[0].at_ns : now, t1 = samples.length ? samples[samples.length - 1].at_ns : now;
     plot("plot-latency", [
       { className: "p50", points: samples.filter((s) => s.dispatch_p50_s >= 0).map((s) => [s.at_ns, s.dispatch_p50_s]) },
       { className: "p99", points: samples.filter((s) => s.dispatch_p99_s >= 0).map((s) => [s.at_ns, s.dispatch_p99_s]) },
-    ], "s");
+    ], "s", t0, t1);
     plot("plot-capacity", [
       { className: "total", points: samples.map((s) => [s.at_ns, s.vcpu_total]) },
       { className: "used", points: samples.map((s) => [s.at_ns, s.vcpu_used]) },
-    ], "vcpu");
+    ], "vcpu", t0, t1);
     document.body.dataset.loaded = "true";
   } catch (e) {
     document.getElementById("summary").textContent = "cannot reach the control plane: " + e;
