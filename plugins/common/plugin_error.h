@@ -37,4 +37,19 @@ inline np_code ReportError(np_error* err, const PluginError& e) {
   return rc;
 }
 
+// Runs a vtable function's body: a PluginError becomes its np_code, any
+// other exception NP_INTERNAL prefixed with the plugin's name. Nothing C++
+// leaves the plugin.
+template <typename Body>
+np_code GuardedCall(const char* plugin, np_error* err, Body&& body) {
+  try {
+    body();
+    return NP_OK;
+  } catch (const PluginError& e) {
+    return ReportError(err, e);
+  } catch (const std::exception& e) {
+    return np_error_set(err, NP_INTERNAL, 0, (std::string(plugin) + ": " + e.what()).c_str());
+  }
+}
+
 }  // namespace nodeplane::plugins

@@ -120,10 +120,16 @@ HttpReply GithubApi::Send(const std::string& method, const std::string& path, co
                         {"X-GitHub-Api-Version", "2022-11-28"},
                         {"User-Agent", "nodeplane-jit-github/" NODEPLANE_PLUGIN_VERSION},
                         {"Authorization", auth}};
-  const std::string what = method + " " + config_.api.prefix + path;
+  return Retrying(pool_, method + " " + config_.api.prefix + path, method, path, body, headers);
+}
+
+HttpReply GithubApi::Retrying(HttpsPool& pool, const std::string& what, const std::string& method,
+                              const std::string& target, const std::string& body, const Headers& headers,
+                              int attempts) {
+  if (attempts <= 0) attempts = config_.max_attempts;
   std::string last;
   int64_t wait = 0;
-  for (int attempt = 1; attempt <= config_.max_attempts; ++attempt) {
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
     if (attempt > 1) {
       Log(NP_LOG_WARN, "github.retry", {{"request", what}, {"attempt", std::to_string(attempt)}, {"after", last}});
       std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
@@ -131,7 +137,7 @@ HttpReply GithubApi::Send(const std::string& method, const std::string& path, co
     wait = Backoff(attempt);
     HttpReply r;
     try {
-      r = pool_.Send(method, path, body, headers);
+      r = pool.Send(method, target, body, headers);
     } catch (const PluginError& e) {
       last = e.what();
       continue;
@@ -151,8 +157,8 @@ HttpReply GithubApi::Send(const std::string& method, const std::string& path, co
     last = "HTTP " + std::to_string(r.status) + (msg.empty() ? "" : " " + msg);
   }
   throw PluginError(NP_UNAVAILABLE,
-                    "jit-github: " + config_.Target() + ": " + what + " failed " + std::to_string(config_.max_attempts) +
-                        (config_.max_attempts == 1 ? " time" : " times") + "; last: " + last,
+                    "jit-github: " + config_.Target() + ": " + what + " failed " + std::to_string(attempts) +
+                        (attempts == 1 ? " time" : " times") + "; last: " + last,
                     wait);
 }
 

@@ -61,6 +61,19 @@ class GithubApi {
   // for outages and rate limits; returns every other reply.
   HttpReply Call(const std::string& method, const std::string& path, const std::string& body = "");
 
+  // The same, with `auth` as the Authorization header (a RemoteAuth
+  // registration token, say) and no token refresh.
+  HttpReply CallAs(const std::string& method, const std::string& path, const std::string& body,
+                   const std::string& auth) {
+    return Send(method, path, body, auth);
+  }
+
+  // One request on `pool` with the retries above (`attempts` 0: the
+  // config's max_attempts); `what` names it in messages. Every other
+  // reply, 401 included, is the caller's to judge.
+  HttpReply Retrying(HttpsPool& pool, const std::string& what, const std::string& method, const std::string& target,
+                     const std::string& body, const Headers& headers, int attempts = 0);
+
   // Logs through the host; values are never secrets.
   void Log(int32_t level, const char* event, std::initializer_list<std::pair<const char*, std::string>> fields) const;
 

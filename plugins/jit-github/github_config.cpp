@@ -142,4 +142,11 @@ GithubConfig ReadGithubConfig(PluginConfig& cfg, const std::string& state_dir) {
   return c;
 }
 
+GithubConfig ReadInstanceConfig(const char* json, uint64_t len, const char* state_dir) {
+  PluginConfig cfg(json, len, kName);
+  GithubConfig c = ReadGithubConfig(cfg, state_dir != nullptr ? state_dir : "");
+  cfg.Finish();
+  return c;
+}
+
 }  // namespace nodeplane::plugins::github

@@ -58,4 +58,8 @@ struct GithubConfig {
 // validate-only create touches nothing.
 GithubConfig ReadGithubConfig(PluginConfig& cfg, const std::string& state_dir);
 
+// An instance's config JSON read whole (unknown keys refused), as both of
+// the plugin's interfaces' create read it.
+GithubConfig ReadInstanceConfig(const char* json, uint64_t len, const char* state_dir);
+
 }  // namespace nodeplane::plugins::github

@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <atomic>
 #include <chrono>
 #include <optional>
 
@@ -32,7 +33,12 @@ class HttpsConnection {
 
   bool open() const { return plain_.has_value() || secure_.has_value(); }
 
+  // Every operation is asynchronous on this connection's own io_context,
+  // run by the calling thread until it completes: a tcp_stream's deadline
+  // applies to asynchronous operations only, and Abort can reach a request
+  // in progress from another thread.
   void Connect() {
+    if (aborted_) Fail(NP_UNAVAILABLE, "aborted");
     const std::string where = api_.host + ":" + std::to_string(api_.port);
     beast::error_code ec;
     tcp::resolver resolver(ioc_);
@@ -41,10 +47,11 @@ class HttpsConnection {
     if (tls_ == nullptr) {
       plain_.emplace(ioc_);
       plain_->expires_after(timeout_);
-      plain_->connect(endpoints, ec);
+      plain_->async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+      Run();
       if (ec) {
         plain_.reset();
-        Fail(NP_UNAVAILABLE, "cannot connect to " + where + ": " + ec.message());
+        Fail(NP_UNAVAILABLE, "cannot connect to " + where + ": " + Reason(ec));
       }
       return;
     }
@@ -58,18 +65,27 @@ class HttpsConnection {
       SSL_set_tlsext_host_name(ssl, api_.host.c_str());
     }
     beast::get_lowest_layer(*secure_).expires_after(timeout_);
-    beast::get_lowest_layer(*secure_).connect(endpoints, ec);
-    if (!ec) secure_->handshake(asio::ssl::stream_base::client, ec);
+    beast::get_lowest_layer(*secure_).async_connect(endpoints, [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
+    Run();
+    if (!ec) {
+      secure_->async_handshake(asio::ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
+      Run();
+    }
     if (ec) {
       secure_.reset();
-      Fail(NP_UNAVAILABLE, "TLS to " + where + " failed: " + ec.message());
+      Fail(NP_UNAVAILABLE, "TLS to " + where + " failed: " + Reason(ec));
     }
   }
 
+  // From any thread: ends the operation in progress (it fails with
+  // "aborted") and every later one on this connection.
+  void Abort() {
+    aborted_ = true;
+    asio::post(ioc_, [this] { Shut(); });
+  }
+
   void Close() {
-    beast::error_code ignored;
-    if (plain_) plain_->socket().close(ignored);
-    if (secure_) beast::get_lowest_layer(*secure_).socket().close(ignored);
+    Shut();
     plain_.reset();
     secure_.reset();
     buffer_.clear();
@@ -78,6 +94,7 @@ class HttpsConnection {
   // `stale` is set when a kept-alive connection turned out closed before the
   // server could have read the request: only then is resending safe.
   HttpReply Exchange(http::request<http::string_body>& req, bool& stale) {
+    if (aborted_) Fail(NP_UNAVAILABLE, "aborted");
     return secure_ ? Exchange(*secure_, req, stale) : Exchange(*plain_, req, stale);
   }
 
@@ -86,18 +103,19 @@ class HttpsConnection {
   HttpReply Exchange(Stream& stream, http::request<http::string_body>& req, bool& stale) {
     beast::error_code ec;
     beast::get_lowest_layer(stream).expires_after(timeout_);
-    http::write(stream, req, ec);
+    http::async_write(stream, req, [&](beast::error_code e, size_t) { ec = e; });
+    Run();
     if (ec) {
-      stale = true;
-      Fail(NP_UNAVAILABLE, "sending the request failed: " + ec.message());
+      stale = !aborted_;
+      Fail(NP_UNAVAILABLE, "sending the request failed: " + Reason(ec));
     }
     http::response_parser<http::string_body> parser;
     parser.body_limit(32u << 20);
-    http::read(stream, buffer_, parser, ec);
+    http::async_read(stream, buffer_, parser, [&](beast::error_code e, size_t) { ec = e; });
+    Run();
     if (ec) {
-      stale = ec == http::error::end_of_stream;
-      Fail(NP_UNAVAILABLE, ec == beast::error::timeout ? "no answer within the request timeout"
-                                                       : "reading the answer failed: " + ec.message());
+      stale = ec == http::error::end_of_stream && !aborted_;
+      Fail(NP_UNAVAILABLE, Reason(ec));
     }
     auto& res = parser.get();
     HttpReply r;
@@ -115,6 +133,23 @@ class HttpsConnection {
     return r;
   }
 
+  void Run() {
+    ioc_.restart();
+    ioc_.run();
+  }
+
+  void Shut() {
+    beast::error_code ignored;
+    if (plain_) plain_->socket().close(ignored);
+    if (secure_) beast::get_lowest_layer(*secure_).socket().close(ignored);
+  }
+
+  std::string Reason(const beast::error_code& ec) const {
+    if (aborted_) return "aborted";
+    if (ec == beast::error::timeout) return "no answer within the request timeout";
+    return ec.message();
+  }
+
   const ApiBase& api_;
   asio::ssl::context* tls_;
   std::chrono::nanoseconds timeout_;
@@ -122,6 +157,7 @@ class HttpsConnection {
   std::optional<beast::tcp_stream> plain_;
   std::optional<beast::ssl_stream<beast::tcp_stream>> secure_;
   beast::flat_buffer buffer_;
+  std::atomic<bool> aborted_{false};
 };
 
 HttpsPool::HttpsPool(const ApiBase& api, const std::string& ca_file, bool allow_tls12, int64_t timeout_ns)
@@ -146,21 +182,30 @@ HttpsPool::HttpsPool(const ApiBase& api, const std::string& ca_file, bool allow_
 HttpsPool::~HttpsPool() = default;
 
 std::unique_ptr<HttpsConnection> HttpsPool::Take() {
-  {
-    std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
-      idle_.pop_back();
-      return c;
-    }
+  std::lock_guard lock(mu_);
+  std::unique_ptr<HttpsConnection> c;
+  if (!idle_.empty()) {
+    c = std::move(idle_.back());
+    idle_.pop_back();
+  } else {
+    c = std::make_unique<HttpsConnection>(api_, tls_ ? &tls_->ctx : nullptr, std::chrono::nanoseconds(timeout_ns_));
   }
-  return std::make_unique<HttpsConnection>(api_, tls_ ? &tls_->ctx : nullptr, std::chrono::nanoseconds(timeout_ns_));
+  if (aborted_) c->Abort();
+  busy_.insert(c.get());
+  return c;
 }
 
 void HttpsPool::Give(std::unique_ptr<HttpsConnection> c) {
-  if (!c->open()) return;
   std::lock_guard lock(mu_);
-  idle_.push_back(std::move(c));
+  busy_.erase(c.get());
+  if (c->open() && !aborted_) idle_.push_back(std::move(c));
+}
+
+void HttpsPool::Abort() {
+  std::lock_guard lock(mu_);
+  aborted_ = true;
+  for (HttpsConnection* c : busy_) c->Abort();
+  idle_.clear();
 }
 
 HttpReply HttpsPool::Send(const std::string& method, const std::string& target, const std::string& body,
@@ -196,6 +241,7 @@ HttpReply HttpsPool::Send(const std::string& method, const std::string& target, 
         throw;
       }
     } catch (const PluginError& e) {
+      Give(std::move(conn));
       throw PluginError(NP_UNAVAILABLE, method + " " + api_.prefix + target + ": " + e.what());
     }
   }

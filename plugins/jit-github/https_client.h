@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,9 @@ class HttpsPool {
   // is prepended here. Header values may be secrets: they are never logged.
   HttpReply Send(const std::string& method, const std::string& target, const std::string& body,
                  const Headers& headers);
+  // From any thread: the requests in progress fail at once ("aborted"),
+  // and so does every later one. For a long poll cut short at shutdown.
+  void Abort();
 
  private:
   std::unique_ptr<HttpsConnection> Take();
@@ -51,6 +55,8 @@ class HttpsPool {
   std::unique_ptr<Tls> tls_;
   std::mutex mu_;
   std::vector<std::unique_ptr<HttpsConnection>> idle_;
+  std::set<HttpsConnection*> busy_;  // lent out, for Abort
+  bool aborted_ = false;
 };
 
 }  // namespace nodeplane::plugins::github

@@ -1,6 +1,8 @@
 // jit-github: the JIT source interface ("nodeplane.jit" 1) over GitHub's
-// REST API, one instance per target. The work is in jit_github.h; this file
-// is the C ABI around it: config, the vtable, and errors to np_error.
+// REST API, and the job source interface ("nodeplane.jobs" 1, jobs_vtable.h)
+// over the runner scale-set protocol, one instance per target. The work is
+// in jit_github.h and actions_service.h; this file is the C ABI around the
+// JIT source: config, the vtable, and errors to np_error.
 //
 // Config ([plugins.NAME.config]); docs/jit-github.md has the whole story:
 //   api_url              https://api.github.com (default) or https://HOST/api/v3
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "jit_github.h"
+#include "jobs_vtable.h"
 #include "nodeplane/np_jit_v1.h"
 #include "plugin_config.h"
 #include "plugin_error.h"
@@ -31,22 +34,13 @@ JitGithub& Self(void* self) { return *static_cast<JitGithub*>(self); }
 
 template <typename Body>
 np_code Guard(np_error* err, Body&& body) {
-  try {
-    body();
-    return NP_OK;
-  } catch (const PluginError& e) {
-    return ReportError(err, e);
-  } catch (const std::exception& e) {
-    return np_error_set(err, NP_INTERNAL, 0, (std::string(kName) + ": " + e.what()).c_str());
-  }
+  return GuardedCall(kName, err, std::forward<Body>(body));
 }
 
 np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t flags, void** instance,
                np_error* err) {
   return Guard(err, [&] {
-    PluginConfig cfg(json, len, kName);
-    GithubConfig c = ReadGithubConfig(cfg, host->state_dir != nullptr ? host->state_dir : "");
-    cfg.Finish();
+    GithubConfig c = ReadInstanceConfig(json, len, host->state_dir);
     *instance = nullptr;
     // Validate-only checks the config's shape; the key is read on a real start.
     if ((flags & NP_CREATE_VALIDATE_ONLY) == 0) *instance = new JitGithub(c, host);
@@ -99,9 +93,10 @@ const np_jit_v1 kVtable = {sizeof(np_jit_v1), &Create, &Destroy, &Describe, &Jit
 
 const np_interface_desc kInterfaces[] = {
     {sizeof(np_interface_desc), NP_JIT_INTERFACE, NP_JIT_MAJOR, "github-rest", &kVtable, sizeof kVtable},
+    {sizeof(np_interface_desc), NP_JOBS_INTERFACE, NP_JOBS_MAJOR, "github-scale-sets", &kJobsVtable, sizeof kJobsVtable},
 };
 
-const np_plugin_desc kPlugin = {sizeof(np_plugin_desc), kName, NODEPLANE_PLUGIN_VERSION, 1, kInterfaces};
+const np_plugin_desc kPlugin = {sizeof(np_plugin_desc), kName, NODEPLANE_PLUGIN_VERSION, 2, kInterfaces};
 
 }  // namespace
 }  // namespace nodeplane::plugins::github

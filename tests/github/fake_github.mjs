@@ -18,10 +18,14 @@
 //                   "delay_ms":N}: the next N matching requests get that,
 // POST /_fake/revoke_tokens, POST /_fake/token_ttl {"seconds":N},
 // POST /_fake/busy {"name":"..","busy":true}.
+// The Actions service of runner scale sets is fake_actions.mjs (its SPEC
+// keys: admin_token_ttl_seconds, queue_token_ttl_seconds, poll_hold_ms,
+// session_idle_seconds).
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { importSPKI, jwtVerify, decodeProtectedHeader } from 'jose';
+import { createActions } from './fake_actions.mjs';
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const apps = [];
@@ -35,6 +39,7 @@ const jwtChecks = [];      // every JWT seen: iss, alg, iat, exp, ok, reason
 const faults = [];
 const runners = new Map(); // account -> [{id,name,busy,labels,runner_group_id}]
 let nextRunner = 1000;
+const base = () => `http://127.0.0.1:${server.address().port}`;
 
 function groupsFor(account) {
   const groups = [{ id: 1, name: 'Default', default: true }];
@@ -92,6 +97,8 @@ async function api(req, res, url, body) {
       return send(res, f.status, { message: 'injected' }, f.headers ?? {});
     }
   }
+  if (path === '/actions/runner-registration' && req.method === 'POST') return actions.register(req, res, body, base());
+  if (actions.handles(url.pathname)) return actions.route(req, res, url, body, base());
   let m;
   // App-authenticated routes.
   if ((m = path.match(/^\/(?:orgs\/([^/]+)|repos\/([^/]+)\/[^/]+)\/installation$/)) && req.method === 'GET') {
@@ -128,6 +135,7 @@ async function api(req, res, url, body) {
   if (!allowed) return send(res, 404, { message: 'Not Found' });
   const list = runners.get(target) ?? [];
   runners.set(target, list);
+  if (rest === 'runners/registration-token' && req.method === 'POST') return actions.registrationToken(res, account);
   if (rest === 'runner-groups' && req.method === 'GET' && kind !== 'repos') {
     const groups = groupsFor(account);
     return send(res, 200, { total_count: groups.length, runner_groups: paginate(url, groups) });
@@ -167,6 +175,10 @@ async function api(req, res, url, body) {
 }
 
 function control(req, res, url, body) {
+  if (url.pathname.startsWith('/_fake/actions/')) {
+    actions.control(req, res, url, body);
+    if (res.headersSent) return;
+  }
   switch (`${req.method} ${url.pathname}`) {
     case 'GET /_fake/log': return send(res, 200, log);
     case 'GET /_fake/jwt_checks': return send(res, 200, jwtChecks);
@@ -181,6 +193,7 @@ function control(req, res, url, body) {
   return send(res, 404, { message: 'no such control route' });
 }
 
+const actions = createActions(spec, groupsFor, send);
 const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', c => chunks.push(c));

@@ -73,7 +73,8 @@ class GithubFake {
   GithubFake(std::string doubles_dir, std::string dir) : doubles_(std::move(doubles_dir)), dir_(std::move(dir)) {}
 
   // Returns "" once it serves, else what went wrong.
-  std::string Start(int runner_groups = 3) {
+  // `extra_spec` adds keys to the fake's SPEC (",\"poll_hold_ms\":30000").
+  std::string Start(int runner_groups = 3, const std::string& extra_spec = "") {
     if (std::system("command -v node >/dev/null") != 0) return "Node.js is needed for the GitHub fake";
     if (!std::ifstream(doubles_ + "/node_modules/jose/package.json")) {
       return "run packaging/setup-test-doubles.sh to install the GitHub test doubles";
@@ -87,7 +88,7 @@ class GithubFake {
       {"app_id":22,"client_id":"Iv1.bbb","public_key_file":")" + dir_ + R"(/app-b.pub",
        "installations":[{"id":202,"account":"globex"}]}],
       "enterprise_tokens":{")" + enterprise_token() + R"(":"big-co"},
-      "runner_groups":)" + std::to_string(runner_groups) + "}");
+      "runner_groups":)" + std::to_string(runner_groups) + extra_spec + "}");
     child_ = std::make_unique<Child>(std::vector<std::string>{"node", doubles_ + "/fake_github.mjs", dir_ + "/fake.json"},
                                      dir_ + "/fake.log");
     const auto port = child_->AwaitLine("listening ");

@@ -7,5 +7,6 @@
 #include "nodeplane/np_jit_v1.h"
 #include "nodeplane/np_revocation_v1.h"
 #include "nodeplane/np_cache_policy_v1.h"
+#include "nodeplane/np_jobs_v1.h"
 
 #endif /* NODEPLANE_PLUGIN_H */

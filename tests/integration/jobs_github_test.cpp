@@ -1,0 +1,324 @@
+// The jit-github plugin's job source ("nodeplane.jobs" 1), loaded through
+// the host's loader and adapter as nodeplaned loads it, against the
+// stateful fake of GitHub's Actions service (tests/github/fake_actions.mjs):
+// the bootstrap (registration token, runner registration, admin token),
+// scale sets, sessions and their conflict, the message queue with
+// redelivery, acquisition, scale-set JIT configs taken by the fake runner,
+// token refresh, cancellation, undecodable messages and outages.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "github_doubles.h"
+#include "loader/host_services.h"
+#include "loader/jobs_adapter.h"
+#include "loader/plugin_library.h"
+#include "wire/http_client.h"
+
+namespace nodeplane {
+namespace {
+
+namespace json = boost::json;
+using testing::ReadAll;
+using std::chrono::seconds;
+
+const std::string kDoubles = GITHUB_DOUBLES_DIR;
+
+std::string TempDir(const char* name) {
+  std::string tmpl = ::testing::TempDir() + "/" + name + "-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
+  return tmpl;
+}
+
+class JobsGithubTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = TempDir("np-jobs"); }
+  void TearDown() override {
+    sources_.clear();
+    fake_.reset();
+    if (log_file_ != nullptr) std::fclose(log_file_);
+    std::filesystem::remove_all(dir_);
+  }
+
+  void StartFake(const std::string& extra_spec = "") {
+    fake_ = std::make_unique<testing::GithubFake>(kDoubles, dir_);
+    ASSERT_EQ(fake_->Start(3, extra_spec), "");
+    log_file_ = std::fopen((dir_ + "/host.log").c_str(), "w");
+    log_ = std::make_unique<Logger>(LogLevel::kDebug, LogFormat::kLogfmt, log_file_);
+    host_ = std::make_unique<loader::HostServices>(*log_, dir_);
+  }
+
+  // A job source for App A on acme, as a [plugins.NAME.config] table.
+  ports::JobSource& Source() {
+    auto lib = loader::PluginLibrary::Open(std::string(PLUGIN_DIR) + "/jit-github.so", "", host_->c());
+    EXPECT_TRUE(lib.ok()) << lib.status().ToString();
+    const std::string config = "{\"api_url\":\"http://127.0.0.1:" + std::to_string(fake_->port()) +
+                               R"(/api/v3","organization":"acme","app_id":11,"private_key_file":"app-a.pem","timeout_seconds":5})";
+    auto made = loader::JobsAdapter::Create(*lib, "github-jobs", config, host_->c(), false);
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    sources_.push_back(std::move(*made));
+    return *sources_.back();
+  }
+
+  json::value Control(const std::string& method, const std::string& path, const std::string& body = "") {
+    return fake_->Control(method, path, body);
+  }
+  int Requests(const std::string& pattern) { return static_cast<int>(fake_->Requests(pattern).size()); }
+  std::string LogText() {
+    std::fflush(log_file_);
+    return ReadAll(dir_ + "/host.log");
+  }
+  // The fake runner: presents a JIT config to the fake service.
+  int Runner(const std::string& action, const std::string& jit, const std::string& extra = "") {
+    wire::HttpClient c(wire::ClientOptions{"127.0.0.1", fake_->port(), std::nullopt, {}});
+    auto r = c.Do("POST", "/actions-runner/" + action, R"({"jit":")" + jit + "\"" + extra + "}");
+    return r.ok() ? r->status : -1;
+  }
+
+  ports::ScaleSet Ensure(ports::JobSource& src, const std::string& name = "np-large") {
+    auto set = src.EnsureScaleSet(name, "builders", {"self-hosted", "linux", "large"});
+    EXPECT_TRUE(set.ok()) << set.status().ToString();
+    return set.ok() ? *set : ports::ScaleSet{};
+  }
+
+  // The scale set np-large and a session on it, held by "host-a".
+  std::pair<int64_t, uint64_t> Opened(ports::JobSource& src) {
+    const int64_t id = Ensure(src).id;
+    auto session = src.OpenSession(id, "host-a", nullptr);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    return {id, session.ok() ? *session : 0};
+  }
+
+  std::optional<ports::QueueMessage> Next(ports::JobSource& src, uint64_t session, int64_t last = 0) {
+    auto m = src.NextMessage(session, last, 10, seconds(10));
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    return m.ok() ? *m : std::nullopt;
+  }
+
+  std::string dir_;
+  std::unique_ptr<testing::GithubFake> fake_;
+  std::FILE* log_file_ = nullptr;
+  std::unique_ptr<Logger> log_;
+  std::unique_ptr<loader::HostServices> host_;
+  std::vector<std::unique_ptr<loader::JobsAdapter>> sources_;
+};
+
+TEST_F(JobsGithubTest, AScaleSetIsCreatedOnceWithTheTiersLabelsThenFound) {
+  StartFake();
+  auto& src = Source();
+  const ports::ScaleSet made = Ensure(src);
+  EXPECT_GT(made.id, 0);
+  EXPECT_EQ(made.runner_group_id, 98);  // "builders"
+  EXPECT_EQ(made.labels, (std::vector<std::string>{"self-hosted", "linux", "large"}));
+  const ports::ScaleSet again = Ensure(src);
+  EXPECT_EQ(again.id, made.id);
+  EXPECT_EQ(Requests("POST /actions-service/_apis/runtime/runnerscalesets\\?"), 1);
+  // One bootstrap serves every call: the admin token is reused.
+  EXPECT_EQ(Requests("POST .*/actions/runners/registration-token"), 1);
+  EXPECT_EQ(Requests("POST /api/v3/actions/runner-registration"), 1);
+  // Labels changed in config are written to the scale set.
+  auto relabelled = src.EnsureScaleSet("np-large", "builders", {"self-hosted", "xl"});
+  ASSERT_TRUE(relabelled.ok());
+  EXPECT_EQ(relabelled->id, made.id);
+  EXPECT_EQ(Requests("PATCH /actions-service/_apis/runtime/runnerscalesets/"), 1);
+}
+
+TEST_F(JobsGithubTest, AScaleSetInAGroupThatDoesNotExistNamesTheGroupAndTheTarget) {
+  StartFake();
+  auto set = Source().EnsureScaleSet("np-large", "no-such-group", {"x"});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().code(), Code::kNotFound);
+  EXPECT_NE(set.status().message().find("no-such-group"), std::string::npos) << set.status().ToString();
+  EXPECT_NE(set.status().message().find("organization acme"), std::string::npos) << set.status().ToString();
+}
+
+TEST_F(JobsGithubTest, ASecondHolderIsRefusedWithAConflictUntilTheFirstClosesItsSession) {
+  StartFake();
+  auto& first = Source();
+  auto& second = Source();
+  const int64_t id = Ensure(first).id;
+  auto a = first.OpenSession(id, "host-a", nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto b = second.OpenSession(id, "host-b", nullptr);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), Code::kConflict);
+  EXPECT_NE(b.status().message().find("already has an active session"), std::string::npos) << b.status().ToString();
+  ASSERT_TRUE(first.CloseSession(*a).ok());
+  auto c = second.OpenSession(id, "host-b", nullptr);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(Requests("DELETE /actions-service/_apis/runtime/runnerscalesets/\\d+/sessions/"), 1);
+}
+
+TEST_F(JobsGithubTest, AssignedJobsArriveAndAMessageComesBackUntilAcknowledged) {
+  StartFake();
+  auto& src = Source();
+  const int64_t id = Ensure(src).id;
+  ports::QueueStatistics opened;
+  auto session = src.OpenSession(id, "host-a", &opened);
+  ASSERT_TRUE(session.ok());
+  EXPECT_EQ(opened.assigned, 0);
+  Control("POST", "/_fake/actions/queue", R"({"scale_set":"np-large","count":3})");
+  auto m = Next(src, *session);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->decode_error, "");
+  ASSERT_EQ(m->jobs.size(), 3u);
+  EXPECT_EQ(m->statistics.assigned, 3);
+  for (const ports::QueuedJob& j : m->jobs) {
+    EXPECT_EQ(j.kind, ports::JobEvent::kAssigned);
+    EXPECT_EQ(j.runner_request_id, 0);  // as GitHub.com sends them
+    EXPECT_EQ(j.job_id.rfind("job-", 0), 0u);
+    EXPECT_EQ(j.repository, "widgets");
+    EXPECT_GT(j.queued_at_ns, 0);
+  }
+  // Not acknowledged: the same message again, and to a new session too.
+  auto again = Next(src, *session);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->id, m->id);
+  ASSERT_TRUE(src.CloseSession(*session).ok());
+  auto reopened = src.OpenSession(id, "host-a", nullptr);
+  ASSERT_TRUE(reopened.ok());
+  auto redelivered = Next(src, *reopened);
+  ASSERT_TRUE(redelivered.has_value());
+  EXPECT_EQ(redelivered->id, m->id);
+  ASSERT_TRUE(src.Acknowledge(*reopened, m->id).ok());
+  EXPECT_FALSE(Next(src, *reopened, m->id).has_value());  // 202: nothing left
+  // The advertised capacity reached the service.
+  EXPECT_EQ(Control("GET", "/_fake/actions/state").at("scale_sets").as_array()[0].at("max_capacity").as_int64(), 10);
+}
+
+TEST_F(JobsGithubTest, AnOfferedJobIsAcquiredThenAssigned) {
+  StartFake();
+  auto& src = Source();
+  const auto [id, session] = Opened(src);
+  ASSERT_NE(session, 0u);
+  Control("POST", "/_fake/actions/queue", R"({"scale_set":"np-large","count":2,"available":true})");
+  auto offer = Next(src, session);
+  ASSERT_TRUE(offer.has_value());
+  ASSERT_EQ(offer->jobs.size(), 2u);
+  std::vector<int64_t> ids;
+  for (const auto& j : offer->jobs) {
+    EXPECT_EQ(j.kind, ports::JobEvent::kAvailable);
+    ids.push_back(j.runner_request_id);
+  }
+  ASSERT_TRUE(src.Acknowledge(session, offer->id).ok());
+  std::vector<int64_t> asked = ids;
+  asked.push_back(999999);  // never offered: not granted
+  auto granted = src.Acquire(session, asked);
+  ASSERT_TRUE(granted.ok()) << granted.status().ToString();
+  EXPECT_EQ(*granted, ids);
+  auto assigned = Next(src, session, offer->id);
+  ASSERT_TRUE(assigned.has_value());
+  ASSERT_EQ(assigned->jobs.size(), 1u);
+  EXPECT_EQ(assigned->jobs[0].kind, ports::JobEvent::kAssigned);
+  EXPECT_EQ(assigned->jobs[0].runner_request_id, ids[0]);
+}
+
+TEST_F(JobsGithubTest, AScaleSetRunnerTakesAJobAndItsStartAndCompletionArrive) {
+  StartFake();
+  auto& src = Source();
+  const auto [id, session] = Opened(src);
+  ASSERT_NE(session, 0u);
+  Control("POST", "/_fake/actions/queue", R"({"scale_set":"np-large","count":1})");
+  auto assigned = Next(src, session);
+  ASSERT_TRUE(assigned.has_value());
+  ASSERT_TRUE(src.Acknowledge(session, assigned->id).ok());
+  auto reg = src.ScaleSetJit(id, "np-lease-1", "_work");
+  ASSERT_TRUE(reg.ok()) << reg.status().ToString();
+  EXPECT_EQ(reg->runner_name, "np-lease-1");
+  EXPECT_GT(reg->runner_id, 0);
+  ASSERT_EQ(Runner("take", reg->encoded_config), 200);
+  auto started = Next(src, session, assigned->id);
+  ASSERT_TRUE(started.has_value());
+  ASSERT_EQ(started->jobs.size(), 1u);
+  EXPECT_EQ(started->jobs[0].kind, ports::JobEvent::kStarted);
+  EXPECT_EQ(started->jobs[0].runner_name, "np-lease-1");
+  EXPECT_EQ(started->jobs[0].job_id, assigned->jobs[0].job_id);
+  ASSERT_TRUE(src.Acknowledge(session, started->id).ok());
+  ASSERT_EQ(Runner("finish", reg->encoded_config, R"(,"result":"succeeded")"), 204);
+  auto completed = Next(src, session, started->id);
+  ASSERT_TRUE(completed.has_value());
+  ASSERT_EQ(completed->jobs.size(), 1u);
+  EXPECT_EQ(completed->jobs[0].kind, ports::JobEvent::kCompleted);
+  EXPECT_EQ(completed->jobs[0].result, "succeeded");
+  EXPECT_EQ(completed->jobs[0].runner_name, "np-lease-1");
+  EXPECT_GT(completed->jobs[0].finished_at_ns, 0);
+  // A name already registered by a lost answer is freed and minted again.
+  auto twice = src.ScaleSetJit(id, "np-lease-2", "");
+  ASSERT_TRUE(twice.ok());
+  auto retry = src.ScaleSetJit(id, "np-lease-2", "");
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_NE(retry->runner_id, twice->runner_id);
+  // No secret reached the log.
+  const std::string log = LogText();
+  EXPECT_EQ(log.find(reg->encoded_config), std::string::npos);
+  EXPECT_EQ(log.find("RemoteAuth"), std::string::npos);
+}
+
+TEST_F(JobsGithubTest, ExpiredTokensAreRefreshedOnceOnA401) {
+  StartFake();
+  auto& src = Source();
+  const auto [id, session] = Opened(src);
+  ASSERT_NE(session, 0u);
+  Control("POST", "/_fake/actions/queue", R"({"scale_set":"np-large","count":1})");
+  Control("POST", "/_fake/actions/expire_queue_tokens");
+  auto m = Next(src, session);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(Requests("PATCH /actions-service/_apis/runtime/runnerscalesets/\\d+/sessions/"), 1);
+  ASSERT_TRUE(src.Acknowledge(session, m->id).ok());
+  Control("POST", "/_fake/actions/expire_admin_tokens");
+  ASSERT_TRUE(src.ScaleSetJit(id, "np-lease-9", "").ok());
+  EXPECT_EQ(Requests("POST /api/v3/actions/runner-registration"), 2);
+}
+
+TEST_F(JobsGithubTest, CancelEndsAParkedPollAtOnce) {
+  StartFake(R"(,"poll_hold_ms":60000)");
+  auto& src = Source();
+  const auto [id, session] = Opened(src);
+  ASSERT_NE(session, 0u);
+  auto poll = std::async(std::launch::async, [&] { return src.NextMessage(session, 0, 1, seconds(90)); });
+  // Parked: the fake has the poll.
+  while (Requests("GET /actions-queue/") == 0) std::this_thread::yield();
+  const auto cancelled = std::chrono::steady_clock::now();
+  src.Cancel(session);
+  ASSERT_EQ(poll.wait_for(seconds(10)), std::future_status::ready) << "the poll outlived its cancellation";
+  auto r = poll.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled, seconds(5));
+  EXPECT_TRUE(src.CloseSession(session).ok());  // the session still ends
+}
+
+TEST_F(JobsGithubTest, AnUndecodableMessageIsReportedWithItsId) {
+  StartFake();
+  auto& src = Source();
+  const auto [id, session] = Opened(src);
+  ASSERT_NE(session, 0u);
+  Control("POST", "/_fake/actions/message", R"({"scale_set":"np-large","body":"[{not json"})");
+  auto m = Next(src, session);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_GT(m->id, 0);
+  EXPECT_TRUE(m->jobs.empty());
+  EXPECT_NE(m->decode_error.find("not a JSON array"), std::string::npos) << m->decode_error;
+}
+
+TEST_F(JobsGithubTest, OutagesAreRetriedAndRateLimitsAreUnavailableWithTheirWait) {
+  StartFake();
+  auto& src = Source();
+  const int64_t id = Ensure(src).id;
+  fake_->Fault("POST /actions-service/.*/generatejitconfig", 503, 1);
+  auto reg = src.ScaleSetJit(id, "np-lease-5", "");
+  ASSERT_TRUE(reg.ok()) << reg.status().ToString();  // the second attempt
+  fake_->Fault("POST /actions-service/.*/sessions", 429, 1, R"({"Retry-After":"7"})");
+  auto s = src.OpenSession(id, "host-a", nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Code::kUnavailable);
+  EXPECT_EQ(s.status().retry_after_ns(), 7'000'000'000);
+  EXPECT_TRUE(src.OpenSession(id, "host-a", nullptr).ok());
+}
+
+}  // namespace
+}  // namespace nodeplane
