@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "config/config_loader.h"
+#include "jobs/launch_assigned.h"
 #include "nodeplane/np_plugin.h"  // ledger ports report NP_* codes as Status::detail()
 #include "version.h"
 #include "wire/codec.h"
@@ -458,15 +459,11 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          }
          r.Say("escrowed lease " + lease.id + " for tier " + tier);
          plane::Job job{request_id, run_id, "nodeplanectl", "", "", ""};
-         Status launched = d_.plane->runner().Launch(lease, job, r.stop);
+         // Nothing runs after a clean failure: nothing was sent (S01), or the
+         // node said it started nothing, so the lease was released (R43).
+         Status launched = jobs::LaunchAssigned(ledger, d_.plane->runner(), d_.lease_events, lease, job, r.stop);
          const bool custody = plane::Is(launched, plane::kCustody);
-         if (!launched.ok() && !custody) {
-           // Nothing runs: nothing was sent (S01), or the node's clean
-           // failure says it started nothing, so the lease is released (R43).
-           (void)ledger.MarkFailure(lease.id, lease.epoch, launched.message().substr(0, 500));
-           if (ledger.Release(lease.id, lease.epoch, ports::Phase::kFailed).ok()) count(&LeaseEvents::released_failed);
-           return launched;
-         }
+         if (!launched.ok() && !custody) return launched;
          r.Say("lease " + lease.id + (custody ? " is in the custody of node " : " launched on node ") + lease.node);
          std::string phase = custody ? "custody" : "launched";
          if (r.Bool("wait")) phase = follow(lease.id, phase);

@@ -28,6 +28,7 @@ const char* InterfaceName(Interface i) {
     case Interface::kJit: return "jit";
     case Interface::kRevocation: return "revocation";
     case Interface::kCachePolicy: return "cache_policy";
+    case Interface::kJobs: return "jobs";
   }
   return "ledger";
 }

@@ -123,6 +123,7 @@ struct TierConfig {
   std::string site;  // confine to one site; "" for any
   std::string target;
   std::string runner_group;
+  std::string scale_set;  // the target's runner scale set feeding this tier; "" : none
   std::vector<std::string> labels;
   std::string image;
   std::vector<std::string> command;  // argv
@@ -132,10 +133,11 @@ struct TierConfig {
 
 struct TargetConfig {
   std::string name;
-  std::string jit;  // the plugin instance holding this target's credentials
+  std::string jit;   // the plugin instance holding this target's credentials
+  std::string jobs;  // the instance reading its job queue; "" : no job source
 };
 
-enum class Interface { kLedger, kJit, kRevocation, kCachePolicy };
+enum class Interface { kLedger, kJit, kRevocation, kCachePolicy, kJobs };
 const char* InterfaceName(Interface i);
 
 struct PluginInstance {

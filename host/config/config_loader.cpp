@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 #include <map>
 #include <set>
 #include <sstream>
@@ -366,7 +367,7 @@ const std::vector<std::pair<const char*, GuestOS>> kGuestOSes = {
     {"linux", GuestOS::kLinux}, {"macos", GuestOS::kMacOS}, {"windows", GuestOS::kWindows}};
 const std::vector<std::pair<const char*, Interface>> kInterfaces = {
     {"ledger", Interface::kLedger}, {"jit", Interface::kJit},
-    {"revocation", Interface::kRevocation}, {"cache_policy", Interface::kCachePolicy}};
+    {"revocation", Interface::kRevocation}, {"cache_policy", Interface::kCachePolicy}, {"jobs", Interface::kJobs}};
 
 // Iterates a table of named sub-tables ([sites.NAME], [tiers.NAME], ...),
 // checking each name, and calls `each` with a reader for the sub-table.
@@ -635,6 +636,10 @@ class Loader {
       t.jit = v.value;
       target_jit_[name] = v;
     }
+    if (auto v = r.Name("jobs"); v.present) {
+      t.jobs = v.value;
+      target_jobs_[name] = v;
+    }
     cfg_.targets.push_back(std::move(t));
   }
 
@@ -662,6 +667,10 @@ class Loader {
       tier_target_[label] = v;
     }
     if (auto v = r.String("runner_group"); v.present) t.runner_group = v.value;
+    if (auto v = r.String("scale_set"); v.present) {
+      t.scale_set = v.value;
+      tier_scale_set_[label] = v;
+    }
     std::vector<SourceLocation> label_where;
     if (auto labels = r.StringArray("labels", &label_where)) {
       for (size_t i = 0; i < labels->size(); ++i) {
@@ -695,7 +704,7 @@ class Loader {
   SourceLocation root_where_, tls_where_, bootstrap_where_, leases_where_, metrics_where_, metrics_tls_where_;
   Located<std::string> wire_listen_, bootstrap_listen_, metrics_listen_;
   std::map<std::string, SourceLocation> tier_where_;
-  std::map<std::string, Located<std::string>> tier_site_, tier_target_, target_jit_;
+  std::map<std::string, Located<std::string>> tier_site_, tier_target_, target_jit_, target_jobs_, tier_scale_set_;
 };
 
 void Loader::CrossCheck() {
@@ -813,6 +822,19 @@ void Loader::CrossCheck() {
     }
   }
 
+  // A target's job source reads its queue with the target's credentials.
+  for (const TargetConfig& t : cfg_.targets) {
+    const Located<std::string>& at = target_jobs_[t.name];
+    if (!at.present) continue;
+    auto it = std::find_if(cfg_.plugins.begin(), cfg_.plugins.end(),
+                           [&](const PluginInstance& p) { return p.name == t.jobs; });
+    if (it == cfg_.plugins.end()) {
+      diag_.Add(at.where, at.key, "no plugin instance named \"" + t.jobs + "\" (declare [plugins." + t.jobs + "])");
+    } else if (!it->Provides(Interface::kJobs)) {
+      diag_.Add(at.where, at.key, "plugin instance \"" + t.jobs + "\" does not provide \"jobs\"");
+    }
+  }
+
   // Tiers: declared sites and targets, and what the providers need.
   std::set<std::string> site_names;
   for (const SiteConfig& s : cfg_.sites) site_names.insert(s.name);
@@ -839,6 +861,26 @@ void Loader::CrossCheck() {
     }
     if (!t.runner_group.empty() && t.target.empty()) {
       diag_.Add(tier_where_[t.label], path + ".runner_group", "a runner group needs a target to live in; set target");
+    }
+    if (auto it = tier_scale_set_.find(t.label); it != tier_scale_set_.end()) {
+      static const std::regex kScaleSetName("^[A-Za-z0-9._-]{1,100}$");
+      auto target = std::find_if(cfg_.targets.begin(), cfg_.targets.end(),
+                                 [&](const TargetConfig& c) { return c.name == t.target; });
+      if (!std::regex_match(t.scale_set, kScaleSetName)) {
+        diag_.Add(it->second.where, it->second.key, "a scale set name is 1 to 100 letters, digits, '.', '_' or '-'");
+      } else if (t.target.empty()) {
+        diag_.Add(it->second.where, it->second.key, "a scale set belongs to a target; set target");
+      } else if (target != cfg_.targets.end() && target->jobs.empty()) {
+        diag_.Add(it->second.where, it->second.key,
+                  "target \"" + t.target + "\" has no job source to read the scale set's queue; set [targets." +
+                      t.target + "] jobs = \"INSTANCE\"");
+      }
+      for (const TierConfig& other : cfg_.tiers) {
+        if (&other != &t && other.target == t.target && other.scale_set == t.scale_set && other.label < t.label) {
+          diag_.Add(it->second.where, it->second.key,
+                    "tier \"" + other.label + "\" already takes scale set \"" + t.scale_set + "\"'s jobs");
+        }
+      }
     }
     bool process = std::find(t.providers.begin(), t.providers.end(), Provider::kProcess) != t.providers.end();
     if (process && t.command.empty()) {

@@ -14,6 +14,7 @@ const char* AbiInterfaceName(config::Interface i) {
     case config::Interface::kJit: return NP_JIT_INTERFACE;
     case config::Interface::kRevocation: return NP_REVOCATION_INTERFACE;
     case config::Interface::kCachePolicy: return NP_CACHE_POLICY_INTERFACE;
+    case config::Interface::kJobs: return NP_JOBS_INTERFACE;
   }
   return "";
 }
@@ -24,6 +25,7 @@ uint32_t AbiInterfaceMajor(config::Interface i) {
     case config::Interface::kJit: return NP_JIT_MAJOR;
     case config::Interface::kRevocation: return NP_REVOCATION_MAJOR;
     case config::Interface::kCachePolicy: return NP_CACHE_POLICY_MAJOR;
+    case config::Interface::kJobs: return NP_JOBS_MAJOR;
   }
   return 0;
 }

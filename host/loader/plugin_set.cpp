@@ -33,6 +33,12 @@ Result<PluginSet> OpenPlugins(const config::Config& cfg, const np_host_v1* host,
           s = a.status();
           break;
         }
+        case config::Interface::kJobs: {
+          auto a = JobsAdapter::Create(*library, p.name, p.config_json, host, false);
+          if (a.ok()) set.jobs_instances[p.name] = std::move(*a);
+          s = a.status();
+          break;
+        }
         case config::Interface::kRevocation: {
           auto a = RevocationAdapter::Create(*library, p.name, p.config_json, host, false);
           if (a.ok()) set.revocation_lists.push_back(std::move(*a));
@@ -53,7 +59,10 @@ Result<PluginSet> OpenPlugins(const config::Config& cfg, const np_host_v1* host,
     }
   }
   // Validation guarantees every target's instance exists and provides "jit".
-  for (const config::TargetConfig& t : cfg.targets) set.jit_by_target[t.name] = set.jit_instances.at(t.jit).get();
+  for (const config::TargetConfig& t : cfg.targets) {
+    set.jit_by_target[t.name] = set.jit_instances.at(t.jit).get();
+    if (!t.jobs.empty()) set.jobs_by_target[t.name] = set.jobs_instances.at(t.jobs).get();
+  }
   return set;
 }
 

@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "loader/cache_policy_adapter.h"
 #include "loader/jit_adapter.h"
+#include "loader/jobs_adapter.h"
 #include "loader/ledger_adapter.h"
 #include "loader/revocation_adapter.h"
 
@@ -21,6 +22,8 @@ struct PluginSet {
   std::unique_ptr<LedgerAdapter> ledger;
   std::map<std::string, std::unique_ptr<JitAdapter>> jit_instances;  // by instance name
   std::map<std::string, ports::JitSource*> jit_by_target;            // [targets.NAME] jit = "instance"
+  std::map<std::string, std::unique_ptr<JobsAdapter>> jobs_instances;  // by instance name
+  std::map<std::string, ports::JobSource*> jobs_by_target;             // [targets.NAME] jobs = "instance"
   std::vector<std::unique_ptr<RevocationAdapter>> revocation_lists;
   std::unique_ptr<CachePolicyAdapter> cache_policy;  // null: none configured
 

@@ -1,5 +1,7 @@
 #include "nodeplaned/daemon.h"
 
+#include <unistd.h>
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -17,6 +19,16 @@
 
 namespace nodeplane {
 namespace {
+
+// A scale set's ceiling when its tier sets no max_concurrent: what is
+// advertised to GitHub as X-ScaleSetMaxCapacity.
+constexpr int64_t kDefaultScaleSetRunners = 10;
+
+// Who holds a scale set's session, as GitHub shows it.
+std::string HostName() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("nodeplaned");
+}
 
 Status PrepareStateDir(const std::string& dir) {
   std::error_code ec;
@@ -106,7 +118,21 @@ Status Daemon::Open() {
   w.cache_policy = plugins_.cache_policy.get();
   w.jit_sources = plugins_.jit_by_target;
   w.lease_events = &lease_events_;
-  for (const config::TierConfig& t : cfg_.tiers) w.tiers[t.label] = wire::TierTarget{t.target, t.runner_group, t.labels};
+  std::vector<jobs::ScaleSetTier> scale_sets;
+  for (const config::TierConfig& t : cfg_.tiers) {
+    w.tiers[t.label] = wire::TierTarget{t.target, t.runner_group, t.labels, !t.scale_set.empty()};
+    if (t.scale_set.empty()) continue;
+    const int64_t ceiling = t.max_concurrent > 0 ? t.max_concurrent : kDefaultScaleSetRunners;
+    scale_sets.push_back({t.label, t.target, t.scale_set, t.runner_group, t.labels.empty() ? std::vector<std::string>{t.label} : t.labels, ceiling});
+  }
+  if (!scale_sets.empty()) {
+    intake_ = std::make_unique<jobs::JobIntake>(std::move(scale_sets), plugins_.jobs_by_target,
+                                                cfg_.deployment + "@" + HostName(), ledger, ledger,
+                                                plane_->runner(), log_, &lease_events_);
+    w.scale_set_jit = [this](const std::string& tier, const std::string& name, const std::string& folder) {
+      return intake_->ScaleSetJit(tier, name, folder);
+    };
+  }
   routes_ = std::make_unique<wire::NodeWire>(std::move(w));
 
   auto listen = config::ParseListenAddress(cfg_.wire.listen);
@@ -232,6 +258,9 @@ void Daemon::Stop() {
   // Every wait on a node ends first, so nothing below waits out a command
   // timeout: the barrier's and the watch's loops are told to stop, and the
   // plane answers every dispatch still waiting (a taken launch is custody).
+  // The job intake first: its parked polls end, its launches are abandoned
+  // (custody where a node took one), and its sessions are closed.
+  if (intake_) intake_->Stop();
   if (barrier_.joinable()) barrier_.request_stop();
   if (watch_.joinable()) watch_.request_stop();
   if (plane_) plane_->Shutdown();

@@ -15,6 +15,7 @@
 #include "admin/admin_socket.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "jobs/job_intake.h"
 #include "common/lease_events.h"
 #include "loader/host_services.h"
 #include "loader/plugin_set.h"
@@ -77,6 +78,7 @@ class Daemon {
   std::unique_ptr<plane::Plane> plane_;
   std::jthread watch_, barrier_, sampler_;
   std::unique_ptr<Reaper> reaper_;
+  std::unique_ptr<jobs::JobIntake> intake_;  // null: no tier takes jobs from a scale set
   std::unique_ptr<wire::NodeWire> routes_;
   std::unique_ptr<wire::HttpServer> wire_;
   std::unique_ptr<wire::BootstrapWire> bootstrap_routes_;

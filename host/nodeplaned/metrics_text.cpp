@@ -114,6 +114,7 @@ std::string Daemon::Metrics() {
       switch (i) {
         case config::Interface::kLedger: h = &plugins_.ledger->call_latency(); break;
         case config::Interface::kJit: h = &plugins_.jit_instances.at(p.name)->call_latency(); break;
+        case config::Interface::kJobs: h = &plugins_.jobs_instances.at(p.name)->call_latency(); break;
         case config::Interface::kCachePolicy: h = &plugins_.cache_policy->call_latency(); break;
         case config::Interface::kRevocation:
           for (const auto& r : plugins_.revocation_lists) {

@@ -565,12 +565,16 @@ void NodeWire::Jit(const std::shared_ptr<Call>& c) {
     if (Status s = TargetOf(*tier, &target, &source); !s.ok()) return c->Fail(s);
     ports::JitRequest req{0, body->runner_name, target->labels, body->work_folder};
     Result<ports::JitRegistration> minted = Status::Internal("not asked");
-    for (bool fresh : {false, true}) {  // a recreated runner group must not wedge the tier
-      auto set = RunnerSetFor(*target, *source, fresh);
-      if (!set.ok()) return c->Fail(set.status());
-      req.set_id = set->id;
-      minted = source->MintJitConfig(req);
-      if (minted.ok() || minted.status().code() != Code::kNotFound) break;
+    if (target->scale_set && o_.scale_set_jit) {  // a scale set's runner registers with it
+      minted = o_.scale_set_jit(*tier, body->runner_name, body->work_folder);
+    } else {
+      for (bool fresh : {false, true}) {  // a recreated runner group must not wedge the tier
+        auto set = RunnerSetFor(*target, *source, fresh);
+        if (!set.ok()) return c->Fail(set.status());
+        req.set_id = set->id;
+        minted = source->MintJitConfig(req);
+        if (minted.ok() || minted.status().code() != Code::kNotFound) break;
+      }
     }
     if (!minted.ok()) return c->Fail(minted.status());
     o_.log->Info("wire.jit_minted", {{"node", c->node}, {"lease", lease}, {"tier", *tier},

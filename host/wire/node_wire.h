@@ -52,6 +52,7 @@ struct TierTarget {
   std::string target;  // "" : no registration is minted for this tier
   std::string runner_group;
   std::vector<std::string> labels;
+  bool scale_set = false;  // its runners register with the tier's scale set (scale_set_jit)
 };
 
 // Everything is borrowed and must outlive the NodeWire. Only `deployment`
@@ -70,6 +71,10 @@ struct NodeWireOptions {
   ports::CachePolicy* cache_policy = nullptr;            // WithCachePolicy
   std::map<std::string, ports::JitSource*> jit_sources;  // by target (WithTargetJIT)
   std::map<std::string, TierTarget> tiers;               // by tier label, from the catalogue
+  // A runner of a scale-set tier: (tier, runner name, work folder) -> its
+  // registration, from the job intake. Null: no tier has a scale set.
+  std::function<Result<ports::JitRegistration>(const std::string&, const std::string&, const std::string&)>
+      scale_set_jit;
   std::function<int64_t()> now_ns;                       // signing time; null: the wall clock
   LeaseEvents* lease_events = nullptr;                   // counts the releases nodes make; null: none
   unsigned workers = 8;

@@ -112,6 +112,41 @@ start_n1_with_job() {
   wait_until "the job to run" lease_is "$lease" busy
 }
 
+# start_github_fake [SPEC KEYS]: the stateful GitHub fake (with the Actions
+# service) for App 11 installed on acme, its key in $dir/app.pem; sets gh_port.
+start_github_fake() {
+  [ -d "$src/tests/github/node_modules/jose" ] || { echo "GitHub test doubles missing (packaging/setup-test-doubles.sh): skipped"; exit 77; }
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$dir/app.pem" 2>/dev/null
+  chmod 600 "$dir/app.pem"
+  openssl pkey -in "$dir/app.pem" -pubout -out "$dir/app.pub"
+  cat >"$dir/fake.json" <<JSON
+{"apps":[{"app_id":11,"client_id":"Iv1.aaa","public_key_file":"$dir/app.pub","installations":[{"id":101,"account":"acme"}]}]${1:-}}
+JSON
+  node "$src/tests/github/fake_github.mjs" "$dir/fake.json" >"$dir/fake.log" 2>&1 &
+  pids+=($!)
+  wait_until "the GitHub fake to serve" grep -q "^listening " "$dir/fake.log"
+  gh_port=$(sed -n 's/^listening //p' "$dir/fake.log")
+}
+
+# write_acme_target [jobs]: target acme served by the fake through App 11
+# (jit-github), with its job source too when asked.
+write_acme_target() {
+  local jobs=${1:-}
+  cat >>"$dir/nodeplane.toml" <<TOML
+[targets.acme]
+jit = "github-acme"
+${jobs:+jobs = \"github-acme\"}
+[plugins.github-acme]
+library = "jit-github"
+provides = ["jit"${jobs:+, \"jobs\"}]
+[plugins.github-acme.config]
+api_url = "http://127.0.0.1:$gh_port/api/v3"
+organization = "acme"
+app_id = 11
+private_key_file = "$dir/app.pem"
+TOML
+}
+
 case $case in
 enroll-and-job)
   # Enrollment with a join token and an operator's approval, then a job over
@@ -423,17 +458,7 @@ github-job)
   # wire, nodeplaned's jit-github instance asks the GitHub fake with the
   # target's App, and the job's process gets the config in its environment.
   # Neither log holds the config or a token.
-  [ -d "$src/tests/github/node_modules/jose" ] || { echo "GitHub test doubles missing (packaging/setup-test-doubles.sh): skipped"; exit 77; }
-  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$dir/app.pem" 2>/dev/null
-  chmod 600 "$dir/app.pem"
-  openssl pkey -in "$dir/app.pem" -pubout -out "$dir/app.pub"
-  cat >"$dir/fake.json" <<JSON
-{"apps":[{"app_id":11,"client_id":"Iv1.aaa","public_key_file":"$dir/app.pub","installations":[{"id":101,"account":"acme"}]}]}
-JSON
-  node "$src/tests/github/fake_github.mjs" "$dir/fake.json" >"$dir/fake.log" 2>&1 &
-  pids+=($!)
-  wait_until "the GitHub fake to serve" grep -q "^listening " "$dir/fake.log"
-  gh_port=$(sed -n 's/^listening //p' "$dir/fake.log")
+  start_github_fake
   write_config
   cat >>"$dir/nodeplane.toml" <<TOML
 [tiers.gh]
@@ -444,17 +469,8 @@ target = "acme"
 runner_group = "builders"
 labels = ["self-hosted", "e2e"]
 command = ["/bin/sh", "-c", "printf '%s' \"\$NODEPLANE_JIT_CONFIG\" | base64 -d; echo"]
-[targets.acme]
-jit = "github-acme"
-[plugins.github-acme]
-library = "jit-github"
-provides = ["jit"]
-[plugins.github-acme.config]
-api_url = "http://127.0.0.1:$gh_port/api/v3"
-organization = "acme"
-app_id = 11
-private_key_file = "$dir/app.pem"
 TOML
+  write_acme_target
   start_host
   start_node n1
   wait_until "n1 to register" node_is n1 live
@@ -795,6 +811,61 @@ ctl-basics)
   grep -q '^nodeplane_nodes{state="live"} 1$' <<<"$metrics" || fail "one live node expected: $(grep nodeplane_nodes <<<"$metrics")"
   grep -q '^nodeplane_polls_parked 1$' <<<"$metrics" || wait_until "the node's poll to park" bash -c \
     "$bin/nodeplanectl --config $dir/nodeplane.toml metrics | grep -q '^nodeplane_polls_parked 1$'"
+  ;;
+scale-set-jobs)
+  # Issue 18: jobs queued at GitHub for a scale set run on the fleet with
+  # nobody typing anything. nodeplaned creates the scale set with the tier's
+  # labels, holds its message session, keeps as many runners launched as
+  # GitHub has jobs assigned (up to the tier's ceiling), each runner (the
+  # fake runner, a real process started by a node with its scale-set JIT
+  # config) takes one job, and each completion settles its runner's lease
+  # done. Every job runs exactly once; at the end nothing is left open and
+  # the session is closed at shutdown.
+  start_github_fake ',"poll_hold_ms":500'
+  write_config
+  cat >>"$dir/nodeplane.toml" <<TOML
+[tiers.large]
+vcpu = 1
+memory = "256MiB"
+providers = ["process"]
+target = "acme"
+runner_group = "builders"
+scale_set = "np-large"
+labels = ["self-hosted", "large"]
+max_concurrent = 4
+command = ["python3", "$src/tests/github/fake_runner.py"]
+TOML
+  write_acme_target jobs
+  start_host
+  start_node n1
+  start_node n2
+  wait_until "n1 to register" node_is n1 live
+  wait_until "n2 to register" node_is n2 live
+  wait_until "the scale set's session" grep -q "event=jobs.session_opened tier=large" "$dir/host.log"
+  fake() { curl -fsS "http://127.0.0.1:$gh_port$1" "${@:2}"; }
+  fake /_fake/actions/queue -X POST -H 'content-type: application/json' \
+    -d '{"scale_set":"np-large","count":12,"work_ms":100}' >/dev/null || fail "the fake refused the queue"
+  all_done() { fake /_fake/actions/jobs | python3 -c 'import json,sys
+jobs=json.load(sys.stdin); sys.exit(0 if len(jobs)==12 and all(j["state"]=="done" for j in jobs) else 1)'; }
+  for _ in $(seq 1 6); do all_done && break; wait_until "the jobs to run" all_done; done
+  all_done || fail "not every job ran: $(fake /_fake/actions/jobs)"
+  fake /_fake/actions/jobs | python3 -c 'import json,sys
+jobs=json.load(sys.stdin)
+twice=[j["jobId"] for j in jobs if len(j["takenBy"])!=1]
+sys.exit("jobs not run exactly once: %s" % twice if twice else 0)' || fail "a job ran twice"
+  fake /_fake/actions/state | python3 -c 'import json,sys
+s=json.load(sys.stdin)["scale_sets"][0]
+assert s["name"]=="np-large" and [l["name"] for l in s["labels"]]==["self-hosted","large"], s
+assert s["max_capacity"]==4, s' || fail "the scale set is not the tier's: $(fake /_fake/actions/state)"
+  wait_until "every runner's lease to end" bash -c "[ \"\$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases list | grep -c '\"tier\":\"large\"')\" = 0 ]"
+  [ "$(grep -c 'event=jobs.completed tier=large .*result=succeeded' "$dir/host.log")" = 12 ] \
+    || fail "expected 12 completions: $(grep -c event=jobs.completed "$dir/host.log")"
+  grep -q "event=jobs.launch_failed" "$dir/host.log" && fail "a launch failed"
+  grep -q "encodedJITConfig\|RemoteAuth" "$dir"/*.log && fail "a secret reached a log"
+  kill -TERM $host; wait $host
+  grep -q "event=jobs.session_closed tier=large" "$dir/host.log" || fail "the session was not closed at shutdown"
+  [ "$(fake /_fake/actions/state | python3 -c 'import json,sys; print(json.load(sys.stdin)["scale_sets"][0]["session"])')" = None ] \
+    || fail "the fake still holds the session"
   ;;
 *)
   fail "unknown case $case"

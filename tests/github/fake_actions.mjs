@@ -187,7 +187,7 @@ export function createActions(spec, groupsFor, send) {
       if (agents.has(body.name)) return send(res, 409, { typeName: 'AgentExistsException', message: `Agent ${body.name} already exists` });
       const agent = { id: nextId++, name: body.name, scaleSetId: ss.id, busy: false, job: null };
       agents.set(agent.name, agent);
-      const config = { scale_set_id: ss.id, runner_name: agent.name, agent_id: agent.id, work_folder: body.workFolder ?? '' };
+      const config = { scale_set_id: ss.id, runner_name: agent.name, agent_id: agent.id, work_folder: body.workFolder ?? '', service: base };
       return send(res, 200, { runner: { id: agent.id, name: agent.name, runnerScaleSetId: ss.id },
                               encodedJITConfig: Buffer.from(JSON.stringify(config)).toString('base64') });
     }

@@ -387,6 +387,43 @@ TEST(ConfigLoader, R10_RefusesTwoTargetsSharingOneJITInstance) {
               "targets.b.jit", 12, "already serves target \"a\"");
 }
 
+// Issue 18: a tier takes its jobs from its target's scale set, read by the
+// target's job source.
+constexpr const char* kScaleSetTarget =
+    "[plugins.app]\nlibrary = \"jit-github\"\nprovides = [\"jit\", \"jobs\"]\n"
+    "[targets.acme]\njit = \"app\"\njobs = \"app\"\n";
+constexpr const char* kScaleSetTier =
+    "[tiers.large]\nvcpu = 1\nmemory = \"1GiB\"\nproviders = [\"process\"]\ncommand = [\"/bin/true\"]\n"
+    "target = \"acme\"\nscale_set = \"np-large\"\n";
+
+TEST(ConfigLoader, ATierTakesItsJobsFromItsTargetsScaleSet) {
+  Config c = MustLoad(std::string(kBase) + kScaleSetTarget + kScaleSetTier);
+  ASSERT_EQ(c.tiers.size(), 1u);
+  EXPECT_EQ(c.tiers[0].scale_set, "np-large");
+  EXPECT_EQ(c.targets[0].jobs, "app");
+}
+
+TEST(ConfigLoader, RefusesAScaleSetWhoseTargetReadsNoQueue) {
+  ExpectError(std::string(kBase) +
+                  "[plugins.app]\nlibrary = \"jit-github\"\nprovides = [\"jit\"]\n[targets.acme]\njit = \"app\"\n" +
+                  kScaleSetTier,
+              "tiers.large.scale_set", 17, "has no job source");
+  ExpectError(std::string(kBase) +
+                  "[plugins.app]\nlibrary = \"jit-github\"\nprovides = [\"jit\"]\n"
+                  "[targets.acme]\njit = \"app\"\njobs = \"app\"\n",
+              "targets.acme.jobs", 11, "does not provide \"jobs\"");
+}
+
+TEST(ConfigLoader, RefusesAScaleSetWithoutATargetOrWithABadName) {
+  ExpectError(std::string(kBase) + "[tiers.t]\nvcpu = 1\nmemory = \"1GiB\"\nproviders = [\"process\"]\n"
+                                   "command = [\"/bin/true\"]\nscale_set = \"np\"\n",
+              "tiers.t.scale_set", 11, "belongs to a target");
+  ExpectError(std::string(kBase) + kScaleSetTarget +
+                  "[tiers.t]\nvcpu = 1\nmemory = \"1GiB\"\nproviders = [\"process\"]\ncommand = [\"/bin/true\"]\n"
+                  "target = \"acme\"\nscale_set = \"has space\"\n",
+              "tiers.t.scale_set", 18, "letters, digits");
+}
+
 TEST(ConfigLoader, RefusesAConfigWithoutALedger) {
   ExpectError("deployment = \"d\"\nstate_dir = \"/x\"\n", "plugins", 1, "no plugin instance provides \"ledger\"");
 }

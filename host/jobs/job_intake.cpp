@@ -1,0 +1,34 @@
+#include "jobs/job_intake.h"
+
+namespace nodeplane::jobs {
+
+JobIntake::JobIntake(std::vector<ScaleSetTier> tiers, const std::map<std::string, ports::JobSource*>& sources,
+                     const std::string& owner, ports::LeaseStore& leases, ports::LedgerAdmin& admin,
+                     plane::Runner& runner, Logger& log, LeaseEvents* events, ListenerTiming timing) {
+  for (ScaleSetTier& t : tiers) {
+    ports::JobSource* source = sources.at(t.target);
+    const std::string label = t.tier;
+    by_tier_[label] = Listening{source, std::make_unique<ScaleSetListener>(std::move(t), owner, *source, leases, admin,
+                                                                           runner, log, events, counters_, timing)};
+  }
+}
+
+JobIntake::~JobIntake() { Stop(); }
+
+void JobIntake::Stop() {
+  for (auto& [tier, l] : by_tier_) l.listener->Stop();
+}
+
+Result<ports::JitRegistration> JobIntake::ScaleSetJit(const std::string& tier, const std::string& runner_name,
+                                                      const std::string& work_folder) {
+  auto it = by_tier_.find(tier);
+  if (it == by_tier_.end()) return Status::NotFound("tier \"" + tier + "\" takes no jobs from a scale set");
+  const int64_t id = it->second.listener->scale_set_id();
+  if (id == 0) {
+    return Status::Unavailable("tier \"" + tier + "\"'s scale set \"" + it->second.listener->tier().scale_set +
+                               "\" is not found or created yet");
+  }
+  return it->second.source->ScaleSetJit(id, runner_name, work_folder);
+}
+
+}  // namespace nodeplane::jobs

@@ -1,0 +1,43 @@
+// Every tier's scale-set listener (scale_set_listener.h), and the scale-set
+// JIT configs the wire mints for their runners: a runner of a scale set
+// must register with that scale set, so the node wire asks here rather than
+// the target's JIT source when the tier has one.
+//
+// Depends on the plane's Runner and on ports; the plane never depends on it.
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jobs/scale_set_listener.h"
+
+namespace nodeplane::jobs {
+
+class JobIntake {
+ public:
+  // `sources` by target; every tier's target has one (validated config).
+  JobIntake(std::vector<ScaleSetTier> tiers, const std::map<std::string, ports::JobSource*>& sources,
+            const std::string& owner, ports::LeaseStore& leases, ports::LedgerAdmin& admin, plane::Runner& runner,
+            Logger& log, LeaseEvents* events, ListenerTiming timing = {});
+  ~JobIntake();
+
+  // NotFound when `tier` has no scale set here; Unavailable until its
+  // scale set is found or created.
+  Result<ports::JitRegistration> ScaleSetJit(const std::string& tier, const std::string& runner_name,
+                                             const std::string& work_folder);
+  void Stop();
+  const IntakeCounters& counters() const { return counters_; }
+
+ private:
+  struct Listening {
+    ports::JobSource* source;
+    std::unique_ptr<ScaleSetListener> listener;
+  };
+  IntakeCounters counters_;
+  std::map<std::string, Listening> by_tier_;
+};
+
+}  // namespace nodeplane::jobs
