@@ -63,6 +63,20 @@ std::string Daemon::Metrics() {
           {{"", double(e.quarantined)}});
   Counter(out, "nodeplane_leases_force_released_total", "Force-releases an operator asked for and the ledger accepted.",
           {{"", double(e.force_released)}});
+  if (intake_) {
+    const jobs::IntakeCounters& j = intake_->counters();
+    Counter(out, "nodeplane_jobs_runners_launched_total", "Scale-set runners launched on a node (custody included).",
+            {{"", double(j.launched)}});
+    Counter(out, "nodeplane_jobs_launch_failures_total", "Scale-set runner launches that started nothing.",
+            {{"", double(j.launch_failed)}});
+    Counter(out, "nodeplane_jobs_completed_total", "GitHub jobs completed on this fleet's runners, by result.",
+            {{"result=\"succeeded\"", double(j.completed_succeeded)}, {"result=\"other\"", double(j.completed_failed)}});
+    Counter(out, "nodeplane_jobs_acquire_failures_total", "Offered jobs the control plane could not acquire.",
+            {{"", double(j.acquire_failed)}});
+    Counter(out, "nodeplane_jobs_undecodable_messages_total",
+            "Queue messages acknowledged unread after their redeliveries ran out.", {{"", double(j.undecodable)}});
+    Gauge(out, "nodeplane_jobs_sessions_open", "Scale-set message sessions held.", {{"", double(j.sessions_open)}});
+  }
   out += "# HELP nodeplane_dispatch_seconds How long a launch waited from being queued until its node took it.\n"
          "# TYPE nodeplane_dispatch_seconds histogram\n";
   plane_->dispatch_latency().Render(out, "nodeplane_dispatch_seconds", "");

@@ -833,7 +833,9 @@ runner_group = "builders"
 scale_set = "np-large"
 labels = ["self-hosted", "large"]
 max_concurrent = 4
-command = ["python3", "$src/tests/github/fake_runner.py"]
+# GitHub's statistics trail the ledger, so a runner more than the jobs left
+# can be launched near the end; like a real one it waits idle, here 3 s.
+command = ["env", "FAKE_RUNNER_WAIT_S=3", "python3", "$src/tests/github/fake_runner.py"]
 TOML
   write_acme_target jobs
   start_host
@@ -862,6 +864,13 @@ assert s["max_capacity"]==4, s' || fail "the scale set is not the tier's: $(fake
     || fail "expected 12 completions: $(grep -c event=jobs.completed "$dir/host.log")"
   grep -q "event=jobs.launch_failed" "$dir/host.log" && fail "a launch failed"
   grep -q "encodedJITConfig\|RemoteAuth" "$dir"/*.log && fail "a secret reached a log"
+  metrics=$(ctl metrics)
+  grep -q '^nodeplane_jobs_completed_total{result="succeeded"} 12$' <<<"$metrics" \
+    || fail "the job metrics: $(grep nodeplane_jobs <<<"$metrics")"
+  grep -q '^nodeplane_jobs_sessions_open 1$' <<<"$metrics" || fail "no session counted: $(grep nodeplane_jobs <<<"$metrics")"
+  if command -v promtool >/dev/null; then
+    promtool check metrics <<<"$metrics" >"$dir/promtool.out" 2>&1 || fail "promtool: $(cat "$dir/promtool.out")"
+  fi
   kill -TERM $host; wait $host
   grep -q "event=jobs.session_closed tier=large" "$dir/host.log" || fail "the session was not closed at shutdown"
   [ "$(fake /_fake/actions/state | python3 -c 'import json,sys; print(json.load(sys.stdin)["scale_sets"][0]["session"])')" = None ] \
