@@ -147,6 +147,62 @@ private_key_file = "$dir/app.pem"
 TOML
 }
 
+# scale_set_config SPEC_KEYS: the GitHub fake, and the deployment with tier
+# "large" taking scale set np-large's jobs (ceiling 4) through target acme.
+scale_set_config() {
+  start_github_fake "$1"
+  write_config
+  cat >>"$dir/nodeplane.toml" <<TOML
+[tiers.large]
+vcpu = 1
+memory = "256MiB"
+providers = ["process"]
+target = "acme"
+runner_group = "builders"
+scale_set = "np-large"
+labels = ["self-hosted", "large"]
+max_concurrent = 4
+# GitHub's statistics trail the ledger, so a runner more than the jobs left
+# can be launched near the end; like a real one it waits idle, here 3 s.
+command = ["env", "FAKE_RUNNER_WAIT_S=3", "python3", "$src/tests/github/fake_runner.py"]
+TOML
+  write_acme_target jobs
+}
+
+# start_scale_set_fleet: nodeplaned and nodes n1, n2, with the scale set's
+# session open; `fake` calls the GitHub fake.
+fake() { curl -fsS "http://127.0.0.1:$gh_port$1" "${@:2}"; }
+start_scale_set_fleet() {
+  start_host
+  start_node n1
+  start_node n2
+  wait_until "n1 to register" node_is n1 live
+  wait_until "n2 to register" node_is n2 live
+  wait_until "the scale set's session" grep -q "event=jobs.session_opened tier=large" "$dir/host.log"
+}
+
+# queue_jobs COUNT WORK_MS: jobs assigned to np-large at the fake.
+queue_jobs() {
+  fake /_fake/actions/queue -X POST -H 'content-type: application/json' \
+    -d "{\"scale_set\":\"np-large\",\"count\":$1,\"work_ms\":$2}" >/dev/null || fail "the fake refused the queue"
+}
+
+# expect_each_job_run_once COUNT: every job the fake queued finishes, each
+# taken by exactly one runner (waits at most 3 minutes).
+all_jobs_done() { fake /_fake/actions/jobs | python3 -c 'import json,sys
+jobs=json.load(sys.stdin); sys.exit(0 if len(jobs)==int(sys.argv[1]) and all(j["state"]=="done" for j in jobs) else 1)' "$1"; }
+expect_each_job_run_once() {
+  local until=$(( $(date +%s) + 180 ))
+  until all_jobs_done "$1"; do
+    [ "$(date +%s)" -lt $until ] || fail "not every job ran: $(fake /_fake/actions/jobs)"
+    sleep 0.2
+  done
+  fake /_fake/actions/jobs | python3 -c 'import json,sys
+jobs=json.load(sys.stdin)
+twice=[j["jobId"] for j in jobs if len(j["takenBy"])!=1]
+sys.exit("jobs not run exactly once: %s" % twice if twice else 0)' || fail "a job ran twice"
+}
+
 case $case in
 enroll-and-job)
   # Enrollment with a join token and an operator's approval, then a job over
@@ -821,40 +877,10 @@ scale-set-jobs)
   # config) takes one job, and each completion settles its runner's lease
   # done. Every job runs exactly once; at the end nothing is left open and
   # the session is closed at shutdown.
-  start_github_fake ',"poll_hold_ms":500'
-  write_config
-  cat >>"$dir/nodeplane.toml" <<TOML
-[tiers.large]
-vcpu = 1
-memory = "256MiB"
-providers = ["process"]
-target = "acme"
-runner_group = "builders"
-scale_set = "np-large"
-labels = ["self-hosted", "large"]
-max_concurrent = 4
-# GitHub's statistics trail the ledger, so a runner more than the jobs left
-# can be launched near the end; like a real one it waits idle, here 3 s.
-command = ["env", "FAKE_RUNNER_WAIT_S=3", "python3", "$src/tests/github/fake_runner.py"]
-TOML
-  write_acme_target jobs
-  start_host
-  start_node n1
-  start_node n2
-  wait_until "n1 to register" node_is n1 live
-  wait_until "n2 to register" node_is n2 live
-  wait_until "the scale set's session" grep -q "event=jobs.session_opened tier=large" "$dir/host.log"
-  fake() { curl -fsS "http://127.0.0.1:$gh_port$1" "${@:2}"; }
-  fake /_fake/actions/queue -X POST -H 'content-type: application/json' \
-    -d '{"scale_set":"np-large","count":12,"work_ms":100}' >/dev/null || fail "the fake refused the queue"
-  all_done() { fake /_fake/actions/jobs | python3 -c 'import json,sys
-jobs=json.load(sys.stdin); sys.exit(0 if len(jobs)==12 and all(j["state"]=="done" for j in jobs) else 1)'; }
-  for _ in $(seq 1 6); do all_done && break; wait_until "the jobs to run" all_done; done
-  all_done || fail "not every job ran: $(fake /_fake/actions/jobs)"
-  fake /_fake/actions/jobs | python3 -c 'import json,sys
-jobs=json.load(sys.stdin)
-twice=[j["jobId"] for j in jobs if len(j["takenBy"])!=1]
-sys.exit("jobs not run exactly once: %s" % twice if twice else 0)' || fail "a job ran twice"
+  scale_set_config ',"poll_hold_ms":500'
+  start_scale_set_fleet
+  queue_jobs 12 100
+  expect_each_job_run_once 12
   fake /_fake/actions/state | python3 -c 'import json,sys
 s=json.load(sys.stdin)["scale_sets"][0]
 assert s["name"]=="np-large" and [l["name"] for l in s["labels"]]==["self-hosted","large"], s
@@ -875,6 +901,22 @@ assert s["max_capacity"]==4, s' || fail "the scale set is not the tier's: $(fake
   grep -q "event=jobs.session_closed tier=large" "$dir/host.log" || fail "the session was not closed at shutdown"
   [ "$(fake /_fake/actions/state | python3 -c 'import json,sys; print(json.load(sys.stdin)["scale_sets"][0]["session"])')" = None ] \
     || fail "the fake still holds the session"
+  ;;
+scale-set-restart)
+  # Issue 18: nodeplaned SIGKILLed while scale-set runners run jobs, then
+  # restarted. Its old session blocks the new one (409) until GitHub
+  # expires it: the listener waits, never fails. Messages it had not
+  # acknowledged come back; the runner count is read from the ledger, so
+  # nothing is launched twice and no job is lost or run twice.
+  scale_set_config ',"poll_hold_ms":500,"session_idle_seconds":2'
+  start_scale_set_fleet
+  queue_jobs 12 1500
+  wait_until "runners to run jobs" bash -c "[ \$(grep -c 'event=jobs.started tier=large' $dir/host.log) -ge 2 ]"
+  kill -KILL $host; wait $host 2>/dev/null
+  start_host
+  expect_each_job_run_once 12
+  grep -q "event=jobs.session_held tier=large" "$dir/host.log" || echo "note: the old session had expired before the restart asked"
+  wait_until "every runner's lease to end" bash -c "[ \"\$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases list | grep -c '\"tier\":\"large\"')\" = 0 ]"
   ;;
 *)
   fail "unknown case $case"
