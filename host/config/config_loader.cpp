@@ -804,35 +804,32 @@ void Loader::CrossCheck() {
               "a second cache policy; \"" + caches[0]->name + "\" already provides \"cache_policy\"");
   }
 
-  // Targets: each names its own JIT instance.
+  // Targets: each names its own JIT instance, and optionally the job
+  // source reading its queues with the same credentials.
+  auto provider = [&](const Located<std::string>& at, Interface wanted) {
+    auto it = std::find_if(cfg_.plugins.begin(), cfg_.plugins.end(),
+                           [&](const PluginInstance& p) { return p.name == at.value; });
+    if (it == cfg_.plugins.end()) {
+      diag_.Add(at.where, at.key, "no plugin instance named \"" + at.value + "\" (declare [plugins." + at.value + "])");
+      return false;
+    }
+    if (!it->Provides(wanted)) {
+      diag_.Add(at.where, at.key,
+                "plugin instance \"" + at.value + "\" does not provide \"" + InterfaceName(wanted) + "\"");
+      return false;
+    }
+    return true;
+  };
   std::map<std::string, std::string> jit_owner;
   for (const TargetConfig& t : cfg_.targets) {
-    const Located<std::string>& at = target_jit_[t.name];
-    if (!at.present) continue;
-    auto it = std::find_if(cfg_.plugins.begin(), cfg_.plugins.end(),
-                           [&](const PluginInstance& p) { return p.name == t.jit; });
-    if (it == cfg_.plugins.end()) {
-      diag_.Add(at.where, at.key, "no plugin instance named \"" + t.jit + "\" (declare [plugins." + t.jit + "])");
-    } else if (!it->Provides(Interface::kJit)) {
-      diag_.Add(at.where, at.key, "plugin instance \"" + t.jit + "\" does not provide \"jit\"");
-    } else if (auto [owner, fresh] = jit_owner.emplace(t.jit, t.name); !fresh) {
-      diag_.Add(at.where, at.key,
-                "plugin instance \"" + t.jit + "\" already serves target \"" + owner->second +
-                    "\"; each target needs its own instance with its own credentials");
+    if (const Located<std::string>& at = target_jit_[t.name]; at.present && provider(at, Interface::kJit)) {
+      if (auto [owner, fresh] = jit_owner.emplace(t.jit, t.name); !fresh) {
+        diag_.Add(at.where, at.key,
+                  "plugin instance \"" + t.jit + "\" already serves target \"" + owner->second +
+                      "\"; each target needs its own instance with its own credentials");
+      }
     }
-  }
-
-  // A target's job source reads its queue with the target's credentials.
-  for (const TargetConfig& t : cfg_.targets) {
-    const Located<std::string>& at = target_jobs_[t.name];
-    if (!at.present) continue;
-    auto it = std::find_if(cfg_.plugins.begin(), cfg_.plugins.end(),
-                           [&](const PluginInstance& p) { return p.name == t.jobs; });
-    if (it == cfg_.plugins.end()) {
-      diag_.Add(at.where, at.key, "no plugin instance named \"" + t.jobs + "\" (declare [plugins." + t.jobs + "])");
-    } else if (!it->Provides(Interface::kJobs)) {
-      diag_.Add(at.where, at.key, "plugin instance \"" + t.jobs + "\" does not provide \"jobs\"");
-    }
+    if (const Located<std::string>& at = target_jobs_[t.name]; at.present) provider(at, Interface::kJobs);
   }
 
   // Tiers: declared sites and targets, and what the providers need.

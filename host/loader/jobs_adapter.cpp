@@ -118,7 +118,8 @@ Result<std::optional<ports::QueueMessage>> JobsAdapter::NextMessage(uint64_t ses
                                 np_jobs_message_v1 m = CopyRecord(in);
                                 ports::QueueMessage out;
                                 out.id = m.message_id;
-                                out.statistics = StatisticsOf(m.statistics);
+                                if (m.statistics == nullptr) return 1;
+                                out.statistics = StatisticsOf(*m.statistics);
                                 const uint32_t stride = m.n_jobs > 0 ? m.jobs[0].struct_size : 0;
                                 if (m.n_jobs > 0 && stride < offsetof(np_jobs_job_v1, runner_request_id)) return 1;
                                 for (uint32_t i = 0; i < m.n_jobs; ++i) {

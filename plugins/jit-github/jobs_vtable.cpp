@@ -93,7 +93,8 @@ np_code NextMessage(void* self, uint64_t session, int64_t last_message_id, int64
                       j.display_name.c_str(), j.event_name.c_str(), j.queued_at_ns, j.assigned_at_ns,
                       j.finished_at_ns, j.runner_id, j.runner_name.c_str(), j.result.c_str()});
     }
-    np_jobs_message_v1 msg{sizeof(np_jobs_message_v1), m->id, Statistics(m->statistics), jobs.data(),
+    const np_jobs_statistics_v1 stats = Statistics(m->statistics);
+    np_jobs_message_v1 msg{sizeof(np_jobs_message_v1), m->id, &stats, jobs.data(),
                            static_cast<uint32_t>(jobs.size()), m->decode_error.empty() ? 0u : 1u,
                            m->decode_error.c_str()};
     Sunk(out.put(out.ctx, &msg), "message");

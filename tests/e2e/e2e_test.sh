@@ -80,10 +80,11 @@ start_node() {
 
 ctl() { "$bin/nodeplanectl" --config "$dir/nodeplane.toml" "$@"; }
 
-# wait_until DESCRIPTION COMMAND...: polls a condition, at most 30 s.
+# wait_until DESCRIPTION COMMAND...: polls a condition, at most 30 s (or
+# $wait_s seconds when set, for a wait that outlasts a bounded retry).
 wait_until() {
   local what=$1; shift
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 $(( ${wait_s:-30} * 10 ))); do
     "$@" >/dev/null 2>&1 && return 0
     sleep 0.1
   done
@@ -181,22 +182,21 @@ start_scale_set_fleet() {
   wait_until "the scale set's session" grep -q "event=jobs.session_opened tier=large" "$dir/host.log"
 }
 
-# queue_jobs COUNT WORK_MS: jobs assigned to np-large at the fake.
+# queue_jobs COUNT [hold]: jobs assigned to np-large at the fake; held ones
+# run until `fake_release`.
 queue_jobs() {
   fake /_fake/actions/queue -X POST -H 'content-type: application/json' \
-    -d "{\"scale_set\":\"np-large\",\"count\":$1,\"work_ms\":$2}" >/dev/null || fail "the fake refused the queue"
+    -d "{\"scale_set\":\"np-large\",\"count\":$1,\"hold\":$([ "${2:-}" = hold ] && echo true || echo false)}" >/dev/null \
+    || fail "the fake refused the queue"
 }
+fake_release() { fake /_fake/actions/release -X POST >/dev/null || fail "the fake refused the release"; }
 
 # expect_each_job_run_once COUNT: every job the fake queued finishes, each
 # taken by exactly one runner (waits at most 3 minutes).
 all_jobs_done() { fake /_fake/actions/jobs | python3 -c 'import json,sys
 jobs=json.load(sys.stdin); sys.exit(0 if len(jobs)==int(sys.argv[1]) and all(j["state"]=="done" for j in jobs) else 1)' "$1"; }
 expect_each_job_run_once() {
-  local until=$(( $(date +%s) + 180 ))
-  until all_jobs_done "$1"; do
-    [ "$(date +%s)" -lt $until ] || fail "not every job ran: $(fake /_fake/actions/jobs)"
-    sleep 0.2
-  done
+  wait_s=180 wait_until "every job to run" all_jobs_done "$1"
   fake /_fake/actions/jobs | python3 -c 'import json,sys
 jobs=json.load(sys.stdin)
 twice=[j["jobId"] for j in jobs if len(j["takenBy"])!=1]
@@ -879,7 +879,7 @@ scale-set-jobs)
   # the session is closed at shutdown.
   scale_set_config ',"poll_hold_ms":500'
   start_scale_set_fleet
-  queue_jobs 12 100
+  queue_jobs 12
   expect_each_job_run_once 12
   fake /_fake/actions/state | python3 -c 'import json,sys
 s=json.load(sys.stdin)["scale_sets"][0]
@@ -903,17 +903,23 @@ assert s["max_capacity"]==4, s' || fail "the scale set is not the tier's: $(fake
     || fail "the fake still holds the session"
   ;;
 scale-set-restart)
-  # Issue 18: nodeplaned SIGKILLed while scale-set runners run jobs, then
+  # Issue 18: nodeplaned SIGKILLed while scale-set runners run (held) jobs, then
   # restarted. Its old session blocks the new one (409) until GitHub
   # expires it: the listener waits, never fails. Messages it had not
   # acknowledged come back; the runner count is read from the ledger, so
   # nothing is launched twice and no job is lost or run twice.
   scale_set_config ',"poll_hold_ms":500,"session_idle_seconds":2'
   start_scale_set_fleet
-  queue_jobs 12 1500
+  queue_jobs 12 hold
   wait_until "runners to run jobs" bash -c "[ \$(grep -c 'event=jobs.started tier=large' $dir/host.log) -ge 2 ]"
   kill -KILL $host; wait $host 2>/dev/null
   start_host
+  # The jobs run on through the restart; they end once the new process
+  # holds the session again, so their completions reach it.
+  # (A 409 is waited out 30 s at a time, so this wait is longer.)
+  wait_s=90 wait_until "the session to be reopened" bash -c \
+    "[ \$(grep -c 'event=jobs.session_opened tier=large' $dir/host.log) -ge 2 ]"
+  fake_release
   expect_each_job_run_once 12
   grep -q "event=jobs.session_held tier=large" "$dir/host.log" || echo "note: the old session had expired before the restart asked"
   wait_until "every runner's lease to end" bash -c "[ \"\$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases list | grep -c '\"tier\":\"large\"')\" = 0 ]"

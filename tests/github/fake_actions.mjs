@@ -15,8 +15,10 @@
 //   POST /actions/runner-registration                 RemoteAuth <registration token>
 //   /actions-service/_apis/...                        Bearer <admin token> (acquirejobs: the queue token)
 //   /actions-queue/<session>[/<message>]              Bearer <queue token>
-//   POST /actions-runner/take {jit}  /actions-runner/finish {jit, result}   the fake runner
-// Control: POST /_fake/actions/queue {scale_set, count, repository, available},
+//   POST /actions-runner/take {jit, wait_ms}   parked until a job is assigned
+//   POST /actions-runner/finish {jit, result}  parked while the job is held   (the fake runner)
+// Control: POST /_fake/actions/queue {scale_set, count, repository, available, hold},
+//          POST /_fake/actions/release (held jobs finish),
 //          GET /_fake/actions/jobs, GET /_fake/actions/state,
 //          POST /_fake/actions/expire_sessions, POST /_fake/actions/expire_queue_tokens
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -31,6 +33,7 @@ export function createActions(spec, groupsFor, send) {
   const sessions = new Map();      // session id -> {scaleSet, owner, token, tokenExpires, lastSeen}
   const agents = new Map();        // name -> {id, name, scaleSetId, busy, job}
   const jobs = [];                 // {jobId, requestId, scaleSetId, state, runnerName, takenBy: [], result, repository}
+  const runnerWaiters = [];        // takes parked until a job is assigned
   let nextId = 5000;
   let nextJob = 1;
 
@@ -62,6 +65,7 @@ export function createActions(spec, groupsFor, send) {
   function publish(ss, entries) {
     ss.messages.push({ id: ss.nextMessage++, entries });
     for (const wake of ss.waiters.splice(0)) wake();
+    for (const wake of runnerWaiters.splice(0)) wake();  // an assignment may be among them
   }
 
   function sessionOf(req, sid) {
@@ -235,26 +239,36 @@ export function createActions(spec, groupsFor, send) {
     }
   }
 
-  function runner(req, res, url, body) {
+  async function runner(req, res, url, body) {
     const config = decodeJit(body?.jit);
     const agent = config && agents.get(config.runner_name);
     if (!agent || agent.id !== config.agent_id) return send(res, 401, { message: 'the JIT config is not a registered runner' });
     const ss = scaleSets.get(agent.scaleSetId);
     if (url.pathname === '/actions-runner/take') {
+      // Parked until a job is assigned to the scale set, or wait_ms passes.
       if (agent.job) return send(res, 409, { message: 'this runner already took a job: JIT runners run one' });
-      const job = jobs.find(j => j.scaleSetId === ss.id && j.state === 'assigned');
-      if (!job) return send(res, 204);
-      job.state = 'running';
-      job.runnerName = agent.name;
-      job.takenBy.push(agent.name);
-      agent.busy = true;
-      agent.job = job.jobId;
-      publish(ss, [entry('JobStarted', job, { runnerId: agent.id, runnerName: agent.name })]);
-      return send(res, 200, { job_id: job.jobId, repository: job.repository, work_ms: job.workMs });
+      const deadline = Date.now() + (body?.wait_ms ?? 120000);
+      for (;;) {
+        const job = jobs.find(j => j.scaleSetId === ss.id && j.state === 'assigned');
+        if (job) {
+          job.state = 'running';
+          job.runnerName = agent.name;
+          job.takenBy.push(agent.name);
+          agent.busy = true;
+          agent.job = job.jobId;
+          publish(ss, [entry('JobStarted', job, { runnerId: agent.id, runnerName: agent.name })]);
+          return send(res, 200, { job_id: job.jobId, repository: job.repository });
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) return send(res, 204);
+        await new Promise(resolve => { const t = setTimeout(resolve, left); runnerWaiters.push(() => { clearTimeout(t); resolve(); }); });
+      }
     }
     if (url.pathname === '/actions-runner/finish') {
       const job = jobs.find(j => j.jobId === agent.job);
       if (!job) return send(res, 409, { message: 'this runner has no job' });
+      // A held job runs until the test releases it (POST /_fake/actions/release).
+      if (job.held) await new Promise(resolve => job.release.push(resolve));
       job.state = 'done';
       job.result = body?.result ?? 'succeeded';
       job.finished = Date.now();
@@ -301,7 +315,7 @@ export function createActions(spec, groupsFor, send) {
                           owner: ss.account, repository: body.repository ?? 'widgets', labels: ss.labels,
                           workflowRef: `${ss.account}/${body.repository ?? 'widgets'}/.github/workflows/ci.yml@refs/heads/main`,
                           state: body.available ? 'available' : 'assigned', queued: Date.now(),
-                          assigned: body.available ? null : Date.now(), takenBy: [], workMs: body.work_ms ?? 0 };
+                          assigned: body.available ? null : Date.now(), takenBy: [], held: !!body.hold, release: [] };
             jobs.push(job);
             made.push(job);
           }
@@ -319,7 +333,10 @@ export function createActions(spec, groupsFor, send) {
           for (const wake of ss.waiters.splice(0)) wake();
           return send(res, 204);
         }
-        case 'GET /_fake/actions/jobs': return send(res, 200, jobs);
+        case 'GET /_fake/actions/jobs': return send(res, 200, jobs.map(({ release, ...j }) => j));
+        case 'POST /_fake/actions/release':
+          for (const j of jobs) { j.held = false; for (const go of j.release.splice(0)) go(); }
+          return send(res, 204);
         case 'GET /_fake/actions/state':
           return send(res, 200, { scale_sets: [...scaleSets.values()].map(ss => ({ ...scaleSetJson(ss), session: ss.session,
             owner: ss.session ? sessions.get(ss.session)?.owner : null, pending_messages: ss.messages.length,

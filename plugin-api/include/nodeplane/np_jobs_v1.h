@@ -123,11 +123,13 @@ typedef struct np_jobs_job_v1 {
   const char* result;         /* completed: "succeeded", "failed", "canceled", ... */
 } np_jobs_job_v1;
 
+/* `statistics` is a pointer, not a member, so that np_jobs_statistics_v1
+ * can grow at its end without moving what follows it here. */
 typedef struct np_jobs_message_v1 {
   uint32_t struct_size;
   int64_t message_id;
-  np_jobs_statistics_v1 statistics;
-  const np_jobs_job_v1* jobs;
+  const np_jobs_statistics_v1* statistics; /* never NULL */
+  const np_jobs_job_v1* jobs;               /* n_jobs entries, each of jobs[0].struct_size bytes */
   uint32_t n_jobs;
   uint32_t undecodable;       /* 1: jobs is empty and decode_error says why */
   const char* decode_error;   /* "" unless undecodable */
@@ -152,28 +154,45 @@ typedef struct np_jobs_v1 {
   void (*destroy)(void* instance);
 
   /* Finds the scale set `name` in runner group `runner_group` ("" for the
-   * default group), creating it with `labels` when absent, and puts it
-   * once. A scale set found with other labels is updated to these. */
+   * default group), creating it with `labels` (n_labels of them, borrowed)
+   * when absent, and puts it once. A scale set found with other labels is
+   * updated to these. */
   np_code (*ensure_scale_set)(void* self, const char* name, const char* runner_group, const char* const* labels,
                               uint32_t n_labels, np_jobs_scale_set_sink out, np_error* err);
   /* Opens the message session of scale set `scale_set_id` under
    * `owner_name` (how the forge shows who holds it); sets *session and
-   * fills *statistics (the host sets its struct_size). */
+   * fills *statistics. Both out-parameters are the host's: it sets
+   * statistics->struct_size, and the plugin writes no more than that. */
   np_code (*open_session)(void* self, int64_t scale_set_id, const char* owner_name, uint64_t* session,
                           np_jobs_statistics_v1* statistics, np_error* err);
   /* Waits at most `timeout_ns` (the forge may answer sooner) for the next
    * message after `last_message_id` (0: the first unacknowledged), telling
-   * the forge the scale set takes at most `max_capacity` runners. */
+   * the forge the scale set takes at most `max_capacity` runners. Puts the
+   * message once, or not at all when none came; the message, its jobs and
+   * every string are borrowed until put returns. Never two at once on one
+   * session; cancel ends it early. */
   np_code (*next_message)(void* self, uint64_t session, int64_t last_message_id, int64_t max_capacity,
                           int64_t timeout_ns, np_jobs_message_sink out, np_error* err);
+  /* Removes message `message_id` from the session's queue; one already
+   * gone is NP_OK. */
   np_code (*acknowledge)(void* self, uint64_t session, int64_t message_id, np_error* err);
+  /* Claims the offered `request_ids` (n_request_ids of them, borrowed for
+   * the call) and puts each id the forge granted, once. */
   np_code (*acquire)(void* self, uint64_t session, const int64_t* request_ids, uint32_t n_request_ids,
                      np_jobs_id_sink granted, np_error* err);
   /* A JIT registration for a runner of the scale set, named exactly
-   * `runner_name`; puts it once. */
+   * `runner_name` ("" work_folder: the forge's default); puts it once,
+   * borrowed until put returns (SECRET). A name an earlier, unanswered
+   * attempt registered is the plugin's to resolve. */
   np_code (*jit_config)(void* self, int64_t scale_set_id, const char* runner_name, const char* work_folder,
                         np_jit_registration_sink out, np_error* err);
+  /* Ends the session at the forge. The handle is invalid when this
+   * returns, whatever the result; the host calls it once per session,
+   * after every other call on the session has returned. */
   np_code (*close_session)(void* self, uint64_t session, np_error* err);
+  /* Any thread, any time while the session is open, never blocks: a
+   * next_message in progress on the session returns NP_UNAVAILABLE
+   * promptly, and so does every later one. An unknown handle is ignored. */
   void (*cancel)(void* self, uint64_t session);
 } np_jobs_v1;
 
