@@ -338,6 +338,36 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
                                   {"failure_reason", j.failure_reason},
                                   {"finished_at_ns", j.finished_at_ns}});
        }},
+      {"jobs.list",
+       [&]() -> Answer {
+         const int64_t since = r.Int("since_seconds", 24 * 3600), limit = r.Int("limit", 50);
+         if (since < 1) return Status::Invalid("since_seconds must be at least 1");
+         if (limit < 1 || limit > 1000) return Status::Invalid("limit is between 1 and 1000");
+         auto jobs = ledger.ListForgeJobs(r.String("tier"), d_.now_ns() - since * 1'000'000'000LL,
+                                          static_cast<uint32_t>(limit));
+         if (!jobs.ok()) return jobs.status();
+         json::array out;
+         for (const ports::ForgeJob& j : *jobs) {
+           std::string node;
+           if (!j.lease_id.empty()) {
+             if (auto lease = ledger.JobForLease(j.lease_id); lease.ok() && lease->has_value()) node = (*lease)->node;
+           }
+           out.push_back(json::object{{"job_id", j.job_id},
+                                      {"tier", j.tier},
+                                      {"repository", j.repository},
+                                      {"workflow", j.display_name},
+                                      {"request_id", j.request_id},
+                                      {"lease", j.lease_id},
+                                      {"node", node},
+                                      {"queued_at_ns", j.queued_at_ns},
+                                      {"received_at_ns", j.received_at_ns},
+                                      {"started_at_ns", j.started_at_ns},
+                                      {"completed_at_ns", j.completed_at_ns},
+                                      {"result", j.result.empty() ? (j.started_at_ns ? "running" : "queued") : j.result},
+                                      {"settled", j.settled_at_ns != 0}});
+         }
+         return Text(out);
+       }},
       {"leases.release",
        [&]() -> Answer {
          const std::string id = r.String("lease");

@@ -7,7 +7,7 @@ namespace nodeplane {
 void Histogram::Observe(std::chrono::nanoseconds d) {
   const double seconds = std::chrono::duration<double>(d).count();
   size_t i = 0;
-  while (i < kBounds.size() && seconds > kBounds[i]) ++i;
+  while (i < bounds_.size() && seconds > bounds_[i]) ++i;
   buckets_[i].fetch_add(1, std::memory_order_relaxed);
   count_.fetch_add(1, std::memory_order_relaxed);
   sum_ns_.fetch_add(static_cast<uint64_t>(d.count() > 0 ? d.count() : 0), std::memory_order_relaxed);
@@ -17,10 +17,10 @@ void Histogram::Render(std::string& out, const std::string& name, const std::str
   const std::string sep = labels.empty() ? "" : ",";
   uint64_t cumulative = 0;
   char le[32];
-  for (size_t i = 0; i <= kBounds.size(); ++i) {
+  for (size_t i = 0; i <= bounds_.size(); ++i) {
     cumulative += buckets_[i].load(std::memory_order_relaxed);
-    if (i < kBounds.size()) {
-      std::snprintf(le, sizeof le, "%g", kBounds[i]);
+    if (i < bounds_.size()) {
+      std::snprintf(le, sizeof le, "%g", bounds_[i]);
     } else {
       std::snprintf(le, sizeof le, "+Inf");
     }
@@ -40,9 +40,9 @@ Histogram::Snapshot Histogram::Take() const {
   return s;
 }
 
-double Histogram::Quantile(const Snapshot& before, const Snapshot& after, double q) {
+double Histogram::Quantile(const Snapshot& before, const Snapshot& after, double q) const {
   uint64_t total = 0;
-  std::array<uint64_t, kBounds.size() + 1> delta{};
+  std::array<uint64_t, std::tuple_size_v<Bounds> + 1> delta{};
   for (size_t i = 0; i < delta.size(); ++i) {
     delta[i] = after.buckets[i] >= before.buckets[i] ? after.buckets[i] - before.buckets[i] : 0;
     total += delta[i];
@@ -52,13 +52,13 @@ double Histogram::Quantile(const Snapshot& before, const Snapshot& after, double
   uint64_t below = 0;
   for (size_t i = 0; i < delta.size(); ++i) {
     if (static_cast<double>(below + delta[i]) >= rank && delta[i] > 0) {
-      if (i == kBounds.size()) return kBounds.back();
-      const double lo = i == 0 ? 0 : kBounds[i - 1], hi = kBounds[i];
+      if (i == bounds_.size()) return bounds_.back();
+      const double lo = i == 0 ? 0 : bounds_[i - 1], hi = bounds_[i];
       return lo + (hi - lo) * (rank - static_cast<double>(below)) / static_cast<double>(delta[i]);
     }
     below += delta[i];
   }
-  return kBounds.back();
+  return bounds_.back();
 }
 
 Histogram& HistogramFamily::For(const std::string& labels) {

@@ -12,14 +12,20 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 
 namespace nodeplane {
 
 class Histogram {
  public:
   // Upper bounds in seconds; the last bucket (+Inf) is implicit.
-  static constexpr std::array<double, 12> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                     0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+  using Bounds = std::array<double, 12>;
+  // For calls and requests.
+  static constexpr Bounds kLatency = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5};
+  // For what waits on people and machines: a job in a queue, a runner starting.
+  static constexpr Bounds kWait = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900};
+
+  explicit Histogram(const Bounds& bounds = kLatency) : bounds_(bounds) {}
   void Observe(std::chrono::nanoseconds d);
   // Appends `name`'s _bucket, _sum and _count lines; `labels` is either
   // empty or `key="value",...` without braces.
@@ -27,7 +33,7 @@ class Histogram {
 
   // The counts at one moment, for what happened between two of them.
   struct Snapshot {
-    std::array<uint64_t, kBounds.size() + 1> buckets{};
+    std::array<uint64_t, std::tuple_size_v<Bounds> + 1> buckets{};
     uint64_t count = 0;
   };
   Snapshot Take() const;
@@ -35,10 +41,11 @@ class Histogram {
   // `before` and `after`, interpolated within its bucket as Prometheus's
   // histogram_quantile does; -1 when nothing was observed, and the largest
   // bound when it falls in the last bucket.
-  static double Quantile(const Snapshot& before, const Snapshot& after, double q);
+  double Quantile(const Snapshot& before, const Snapshot& after, double q) const;
 
  private:
-  std::array<std::atomic<uint64_t>, kBounds.size() + 1> buckets_{};
+  const Bounds& bounds_;
+  std::array<std::atomic<uint64_t>, std::tuple_size_v<Bounds> + 1> buckets_{};
   std::atomic<uint64_t> count_{0};
   std::atomic<uint64_t> sum_ns_{0};
 };

@@ -19,6 +19,12 @@ namespace nodeplane {
 
 using Nanos = std::chrono::nanoseconds;
 
+// The wall clock, in nanoseconds since the epoch: what the ledger and the
+// forge stamp times with.
+inline int64_t WallNowNs() {
+  return std::chrono::duration_cast<Nanos>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 Result<Nanos> ParseDuration(std::string_view text);
 Result<uint64_t> ParseByteSize(std::string_view text);
 

@@ -135,6 +135,9 @@ struct TargetConfig {
   std::string name;
   std::string jit;   // the plugin instance holding this target's credentials
   std::string jobs;  // the instance reading its job queue; "" : no job source
+  // How long the intake waits before asking again for a scale set's message
+  // session another holder has (a 409: perhaps this host before a restart).
+  Nanos session_retry = std::chrono::seconds(30);
 };
 
 enum class Interface { kLedger, kJit, kRevocation, kCachePolicy, kJobs };

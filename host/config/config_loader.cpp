@@ -640,6 +640,7 @@ class Loader {
       t.jobs = v.value;
       target_jobs_[name] = v;
     }
+    r.Duration("session_retry", t.session_retry);
     cfg_.targets.push_back(std::move(t));
   }
 

@@ -3,13 +3,13 @@
 namespace nodeplane::jobs {
 
 JobIntake::JobIntake(std::vector<ScaleSetTier> tiers, const std::map<std::string, ports::JobSource*>& sources,
-                     const std::string& owner, ports::LeaseStore& leases, ports::LedgerAdmin& admin,
-                     plane::Runner& runner, Logger& log, LeaseEvents* events, ListenerTiming timing) {
+                     const std::string& owner, ports::Ledger& ledger, plane::Runner& runner, Logger& log,
+                     LeaseEvents* events, ListenerTiming timing) {
   for (ScaleSetTier& t : tiers) {
     ports::JobSource* source = sources.at(t.target);
     const std::string label = t.tier;
-    by_tier_[label] = Listening{source, std::make_unique<ScaleSetListener>(std::move(t), owner, *source, leases, admin,
-                                                                           runner, log, events, counters_, timing)};
+    by_tier_[label] = Listening{source, std::make_unique<ScaleSetListener>(std::move(t), owner, *source, ledger, runner,
+                                                                           log, events, counters_, timing)};
   }
 }
 

@@ -20,8 +20,8 @@ class JobIntake {
  public:
   // `sources` by target; every tier's target has one (validated config).
   JobIntake(std::vector<ScaleSetTier> tiers, const std::map<std::string, ports::JobSource*>& sources,
-            const std::string& owner, ports::LeaseStore& leases, ports::LedgerAdmin& admin, plane::Runner& runner,
-            Logger& log, LeaseEvents* events, ListenerTiming timing = {});
+            const std::string& owner, ports::Ledger& ledger, plane::Runner& runner, Logger& log, LeaseEvents* events,
+            ListenerTiming timing = {});
   ~JobIntake();
 
   // NotFound when `tier` has no scale set here; Unavailable until its

@@ -4,9 +4,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 
 namespace nodeplane::jobs {
 namespace {
+
+// How far back the journal is read for jobs still running at a start: a job
+// runs at most a few days at GitHub.
+constexpr int64_t kRunningLookbackNs = 7LL * 24 * 3600 * 1'000'000'000;
 
 // A runner's request id, fixed by its lease: in a range of its own (bit 62
 // set), far above the ids GitHub hands out, and the same on every restart.
@@ -18,31 +23,34 @@ int64_t RequestIdFor(const std::string& lease_id) {
 }  // namespace
 
 ScaleSetListener::ScaleSetListener(ScaleSetTier tier, std::string owner, ports::JobSource& source,
-                                   ports::LeaseStore& leases, ports::LedgerAdmin& admin, plane::Runner& runner,
-                                   Logger& log, LeaseEvents* events, IntakeCounters& counters, ListenerTiming timing)
+                                   ports::Ledger& ledger, plane::Runner& runner, Logger& log, LeaseEvents* events,
+                                   IntakeCounters& counters, ListenerTiming timing)
     : tier_(std::move(tier)),
       owner_(std::move(owner)),
       source_(source),
-      leases_(leases),
-      admin_(admin),
+      ledger_(ledger),
       runner_(runner),
       log_(log),
       events_(events),
       counters_(counters),
       timing_(timing),
-      thread_([this](std::stop_token stop) { Run(stop); }) {}
+      thread_([this](std::stop_token stop) { Run(stop); }),
+      settler_([this](std::stop_token stop) { SettleOwed(stop); }) {}
 
 ScaleSetListener::~ScaleSetListener() { Stop(); }
 
 void ScaleSetListener::Stop() {
   if (!thread_.joinable()) return;
   thread_.request_stop();
+  settler_.request_stop();
   {
     std::lock_guard lock(mu_);
     if (session_ != 0) source_.Cancel(session_);
   }
   cv_.notify_all();
+  settle_cv_.notify_all();
   thread_.join();
+  settler_.join();
 }
 
 bool ScaleSetListener::Wait(std::stop_token stop, Nanos d) {
@@ -69,6 +77,18 @@ void ScaleSetListener::Run(std::stop_token stop) {
     }
     if (!failed("jobs.scale_set_unavailable", set.status())) return;
   }
+  // The jobs still running when the last process stopped (J1).
+  while (!stop.stop_requested()) {
+    auto recent = ledger_.ListForgeJobs(tier_.tier, WallNowNs() - kRunningLookbackNs, 1000);
+    if (recent.ok()) {
+      std::lock_guard lock(mu_);
+      for (const ports::ForgeJob& j : *recent) {
+        if (j.started_at_ns != 0 && j.completed_at_ns == 0 && !j.lease_id.empty()) running_.insert(j.lease_id);
+      }
+      break;
+    }
+    if (!failed("jobs.journal_unavailable", recent.status())) return;
+  }
   while (!stop.stop_requested()) {  // one session after another
     ports::QueueStatistics stats;
     auto opened = source_.OpenSession(scale_set_id_, owner_, &stats);
@@ -76,7 +96,7 @@ void ScaleSetListener::Run(std::stop_token stop) {
       if (opened.status().code() == Code::kConflict) {  // J4
         log_.Warn("jobs.session_held", {{"tier", tier_.tier}, {"scale_set", tier_.scale_set},
                                          {"error", opened.status().message()}});
-        if (!Wait(stop, timing_.conflict_wait)) return;
+        if (!Wait(stop, tier_.session_retry)) return;
         continue;
       }
       if (!failed("jobs.session_unavailable", opened.status())) return;
@@ -90,7 +110,7 @@ void ScaleSetListener::Run(std::stop_token stop) {
     log_.Info("jobs.session_opened", {{"tier", tier_.tier}, {"scale_set", tier_.scale_set},
                                       {"assigned", stats.assigned}});
     backoff = timing_.retry_min;
-    Reconcile(stats.assigned, stop);
+    Reconcile(stats.assigned, WallNowNs(), stop);
     int64_t last = 0;
     while (!stop.stop_requested()) {
       auto next = source_.NextMessage(*opened, last, tier_.max_runners, timing_.poll);
@@ -101,8 +121,9 @@ void ScaleSetListener::Run(std::stop_token stop) {
         continue;
       }
       backoff = timing_.retry_min;
+      const int64_t received = WallNowNs();
       if (!next->has_value()) {
-        Reconcile(stats.assigned, stop);
+        Reconcile(stats.assigned, received, stop);
         continue;
       }
       const ports::QueueMessage& m = **next;
@@ -115,7 +136,11 @@ void ScaleSetListener::Run(std::stop_token stop) {
         undecodable_.erase(m.id);
       } else {
         stats = m.statistics;
-        Handle(*opened, m, stop);
+        if (!Handle(*opened, m, received, stop)) {
+          if (!Wait(stop, backoff)) break;  // left unacknowledged: it comes back (J2)
+          backoff = std::min(backoff * 2, timing_.retry_max);
+          continue;
+        }
       }
       if (stop.stop_requested()) break;
       if (Status s = source_.Acknowledge(*opened, m.id); !s.ok()) {
@@ -147,104 +172,245 @@ void ScaleSetListener::Run(std::stop_token stop) {
   }
 }
 
-void ScaleSetListener::Handle(uint64_t session, const ports::QueueMessage& m, std::stop_token stop) {
+bool ScaleSetListener::Handle(uint64_t session, const ports::QueueMessage& m, int64_t received_ns,
+                              std::stop_token stop) {
   std::vector<int64_t> offered;
+  bool completed = false;
   for (const ports::QueuedJob& j : m.jobs) {
     switch (j.kind) {
-      case ports::JobEvent::kCompleted: Complete(j, stop); break;
       case ports::JobEvent::kAvailable:
         if (j.runner_request_id != 0) offered.push_back(j.runner_request_id);
         break;
       case ports::JobEvent::kStarted:
+        if (std::string lease = plane::LeaseOfRunnerName(j.runner_name); !lease.empty()) {
+          std::lock_guard lock(mu_);
+          running_.insert(lease);
+        }
         log_.Info("jobs.started", {{"tier", tier_.tier}, {"job_id", j.job_id}, {"runner", j.runner_name},
                                    {"repository", j.owner + "/" + j.repository}});
+        break;
+      case ports::JobEvent::kCompleted:
+        log_.Info("jobs.completed", {{"tier", tier_.tier}, {"job_id", j.job_id}, {"runner", j.runner_name},
+                                     {"result", j.result}, {"repository", j.owner + "/" + j.repository}});
+        if (std::string lease = plane::LeaseOfRunnerName(j.runner_name); !lease.empty()) {
+          std::lock_guard lock(mu_);
+          running_.erase(lease);
+          fresh_.insert(j.job_id);
+          completed = true;
+        }
         break;
       case ports::JobEvent::kAssigned:
         log_.Debug("jobs.assigned", {{"tier", tier_.tier}, {"job_id", j.job_id}});
         break;
     }
   }
+  std::vector<int64_t> granted;
   if (!offered.empty()) {
-    auto granted = source_.Acquire(session, offered);
-    if (!granted.ok()) {
+    auto acquired = source_.Acquire(session, offered);
+    if (!acquired.ok()) {
       ++counters_.acquire_failed;
-      log_.Warn("jobs.acquire_failed", {{"tier", tier_.tier}, {"error", granted.status().message()}});
+      log_.Warn("jobs.acquire_failed", {{"tier", tier_.tier}, {"error", acquired.status().message()}});
+    } else {
+      granted = std::move(*acquired);
     }
   }
-  Reconcile(m.statistics.assigned, stop);
-}
-
-void ScaleSetListener::Complete(const ports::QueuedJob& j, std::stop_token stop) {
-  const std::string lease = plane::LeaseOfRunnerName(j.runner_name);
-  if (lease.empty()) {
-    // No runner of ours took it (cancelled before any did, or another
-    // manager's runner): nothing of ours to settle.
-    log_.Info("jobs.completed_elsewhere", {{"tier", tier_.tier}, {"job_id", j.job_id}, {"result", j.result}});
-    return;
+  // Runners first: their launches run while the journal is written.
+  Reconcile(m.statistics.assigned, received_ns, stop);
+  // Every entry at once, so the ledger commits them together (J2).
+  const int64_t now = WallNowNs();
+  std::vector<std::future<Status>> writes;
+  for (const ports::QueuedJob& j : m.jobs) {
+    const bool got = j.kind == ports::JobEvent::kAvailable &&
+                     std::find(granted.begin(), granted.end(), j.runner_request_id) != granted.end();
+    writes.push_back(std::async(std::launch::async, [&, &j = j, got] { return Journal(j, received_ns, got ? now : 0); }));
   }
-  ++(plane::JobSucceeded(j.result) ? counters_.completed_succeeded : counters_.completed_failed);
-  auto job = leases_.JobForLease(lease);
-  if (!job.ok() || !job->has_value()) {
-    log_.Warn("jobs.completion_unmatched", {{"tier", tier_.tier}, {"lease", lease}, {"job_id", j.job_id}});
-    return;
-  }
-  // J3: the runner's lease ends with GitHub's verdict; a lease the node has
-  // already released is left as it is.
-  if (!(*job)->conclusion) {
-    if (Status s = runner_.DestroyCompleted((*job)->request_id, j.result, stop); !s.ok()) {
-      log_.Warn("jobs.destroy_failed", {{"tier", tier_.tier}, {"lease", lease}, {"error", s.message()}});
+  bool journalled = true;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    if (Status s = writes[i].get(); !s.ok()) {
+      log_.Warn("jobs.journal_failed", {{"tier", tier_.tier}, {"message_id", m.id}, {"job_id", m.jobs[i].job_id},
+                                        {"error", s.message()}});
+      journalled = false;
     }
   }
-  (void)leases_.MarkDeregistered(lease);
-  log_.Info("jobs.completed", {{"tier", tier_.tier}, {"lease", lease}, {"job_id", j.job_id}, {"result", j.result},
-                               {"repository", j.owner + "/" + j.repository}});
+  if (journalled && completed) {
+    std::lock_guard lock(mu_);
+    settle_wake_ = true;
+    settle_cv_.notify_all();
+  }
+  return journalled;
 }
 
-void ScaleSetListener::Reconcile(int64_t assigned, std::stop_token stop) {
-  auto open = leases_.ListLeases("");
+// What one entry of a message says, into the journal (J2). The times of a
+// runner taking and finishing a job are the forge's when it gives them.
+Status ScaleSetListener::Journal(const ports::QueuedJob& j, int64_t received_ns, int64_t acquired_ns) {
+  if (j.job_id.empty()) return Status::Ok();  // nothing to key it by; the message still counts
+  ports::ForgeJob e;
+  e.tier = tier_.tier;
+  e.job_id = j.job_id;
+  e.request_id = j.runner_request_id;
+  e.repository = j.owner.empty() ? j.repository : j.owner + "/" + j.repository;
+  e.workflow_ref = j.workflow_ref;
+  e.display_name = j.display_name;
+  e.workflow_run_id = j.workflow_run_id;
+  e.queued_at_ns = j.queued_at_ns;
+  e.received_at_ns = received_ns;
+  e.acquired_at_ns = acquired_ns;
+  if (j.kind == ports::JobEvent::kStarted || j.kind == ports::JobEvent::kCompleted) {
+    e.runner_name = j.runner_name;
+    e.lease_id = plane::LeaseOfRunnerName(j.runner_name);
+  }
+  if (j.kind == ports::JobEvent::kStarted) e.started_at_ns = received_ns;
+  if (j.kind == ports::JobEvent::kCompleted) {
+    e.completed_at_ns = j.finished_at_ns > 0 ? j.finished_at_ns : received_ns;
+    e.result = j.result.empty() ? "unknown" : j.result;
+  }
+  Status s = ledger_.RecordForgeJob(e);
+  if (!s.ok() || j.kind != ports::JobEvent::kStarted || e.lease_id.empty()) return s;
+  // The queue-time histograms, once per job: at its first JobStarted in
+  // this process (a redelivery after a restart may count one twice).
+  if (j.queued_at_ns > 0) {
+    int64_t up = 0;
+    {
+      std::lock_guard lock(mu_);
+      auto it = launched_at_.find(e.lease_id);
+      if (it != launched_at_.end()) {
+        up = it->second;
+        launched_at_.erase(it);
+      }
+    }
+    if (up > 0) counters_.queued_to_launched.Observe(Nanos(std::max<int64_t>(up - j.queued_at_ns, 0)));
+    counters_.queued_to_started.Observe(Nanos(std::max<int64_t>(received_ns - j.queued_at_ns, 0)));
+  }
+  return s;
+}
+
+void ScaleSetListener::Reconcile(int64_t assigned, int64_t received_ns, std::stop_token stop) {
+  auto open = ledger_.ListLeases("");
   if (!open.ok()) {
     log_.Warn("jobs.ledger_unavailable", {{"tier", tier_.tier}, {"error", open.status().message()}});
     return;
   }
-  const int64_t have = std::count_if(open->begin(), open->end(), [&](const ports::Lease& l) { return l.tier == tier_.tier; });
+  int64_t have = 0;
   const int64_t want = std::min(assigned, tier_.max_runners);
   {
     std::lock_guard lock(mu_);  // finished launches are joined here
     std::erase_if(launches_, [](const Launching& l) { return l.done->load(); });
+    std::set<std::string> runners = running_;
+    for (const ports::Lease& l : *open) {
+      if (l.tier == tier_.tier) runners.insert(l.id);
+    }
+    have = static_cast<int64_t>(runners.size());
   }
-  for (int64_t i = have; i < want && !stop.stop_requested(); ++i) {
-    auto escrowed = admin_.Escrow(tier_.tier, 1);
-    if (!escrowed.ok() || escrowed->empty()) {
-      log_.Info("jobs.no_capacity", {{"tier", tier_.tier}, {"assigned", assigned}, {"runners", i},
-                                     {"why", escrowed.ok() ? std::string("no room") : escrowed.status().message()}});
-      return;
-    }
-    ports::Lease lease = escrowed->front();
-    if (events_ != nullptr) ++events_->escrowed;
-    if (Status s = admin_.Assign(lease.id, lease.epoch, 0, RequestIdFor(lease.id)); !s.ok()) {
-      (void)leases_.Release(lease.id, lease.epoch, ports::Phase::kFailed);
-      log_.Warn("jobs.assign_failed", {{"tier", tier_.tier}, {"lease", lease.id}, {"error", s.message()}});
-      return;
-    }
+  if (want <= have || stop.stop_requested()) return;
+  // The whole deficit in one escrow (one ledger write); each lease is then
+  // assigned and launched on a thread of its own, so a burst of jobs costs
+  // the time of the slowest launch, not the sum of them.
+  auto escrowed = ledger_.Escrow(tier_.tier, static_cast<int32_t>(want - have));
+  if (!escrowed.ok() || static_cast<int64_t>(escrowed->size()) < want - have) {
+    log_.Info("jobs.no_capacity", {{"tier", tier_.tier}, {"assigned", assigned}, {"runners", have},
+                                   {"escrowed", escrowed.ok() ? escrowed->size() : 0},
+                                   {"why", escrowed.ok() ? std::string("no room") : escrowed.status().message()}});
+    if (!escrowed.ok()) return;
+  }
+  if (events_ != nullptr) events_->escrowed += escrowed->size();
+  std::lock_guard lock(mu_);
+  for (ports::Lease& lease : *escrowed) {
     auto done = std::make_shared<std::atomic<bool>>(false);
-    std::lock_guard lock(mu_);
-    launches_.push_back({done, std::jthread([this, lease, done](std::stop_token s) mutable {
-                           Launch(std::move(lease), s);
+    launches_.push_back({done, std::jthread([this, lease = std::move(lease), received_ns, done](std::stop_token s) mutable {
+                           Launch(std::move(lease), received_ns, s);
                            *done = true;
                          })});
   }
 }
 
-void ScaleSetListener::Launch(ports::Lease lease, std::stop_token stop) {
+void ScaleSetListener::Launch(ports::Lease lease, int64_t received_ns, std::stop_token stop) {
+  // The request id is the lease's own (RequestIdFor): a crash before this
+  // assign leaves an escrow the reaper ends (J1).
+  if (Status s = ledger_.Assign(lease.id, lease.epoch, 0, RequestIdFor(lease.id)); !s.ok()) {
+    (void)ledger_.Release(lease.id, lease.epoch, ports::Phase::kFailed);
+    ++counters_.launch_failed;
+    log_.Warn("jobs.assign_failed", {{"tier", tier_.tier}, {"lease", lease.id}, {"error", s.message()}});
+    return;
+  }
   plane::Job job{RequestIdFor(lease.id), 0, "scale-set", "", "", ""};
-  Status s = LaunchAssigned(leases_, runner_, events_, lease, job, stop);
+  Status s = LaunchAssigned(ledger_, runner_, events_, lease, job, stop);
   if (s.ok() || plane::Is(s, plane::kCustody)) {
+    const int64_t up = WallNowNs();
     ++counters_.launched;
+    if (s.ok()) counters_.plane_share.Observe(Nanos(std::max<int64_t>(up - received_ns, 0)));
+    {
+      std::lock_guard lock(mu_);
+      launched_at_[lease.id] = up;
+    }
     log_.Info("jobs.runner_launched", {{"tier", tier_.tier}, {"lease", lease.id}, {"node", lease.node}});
   } else {
     ++counters_.launch_failed;
     log_.Warn("jobs.launch_failed", {{"tier", tier_.tier}, {"lease", lease.id}, {"error", s.message()}});
   }
+}
+
+void ScaleSetListener::SettleOwed(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    auto owed = ledger_.UnsettledForgeJobs(tier_.tier, 100);
+    if (!owed.ok()) {
+      log_.Warn("jobs.journal_unavailable", {{"tier", tier_.tier}, {"error", owed.status().message()}});
+    } else {
+      for (const ports::ForgeJob& j : *owed) {
+        if (stop.stop_requested()) return;
+        bool fresh = false;
+        {
+          std::lock_guard lock(mu_);
+          fresh = fresh_.erase(j.job_id) > 0;
+        }
+        if (Status s = Settle(j, fresh, stop); !s.ok()) {
+          ++counters_.settle_failed;
+          log_.Warn("jobs.settle_failed", {{"tier", tier_.tier}, {"job_id", j.job_id}, {"lease", j.lease_id},
+                                           {"error", s.message()}});
+        }
+      }
+    }
+    std::unique_lock lock(mu_);
+    settle_cv_.wait_for(lock, stop, timing_.settle_retry, [&] { return settle_wake_; });
+    settle_wake_ = false;
+  }
+}
+
+Status ScaleSetListener::Settle(const ports::ForgeJob& j, bool fresh, std::stop_token stop) {
+  auto job = ledger_.JobForLease(j.lease_id);
+  if (!job.ok()) return job.status();
+  const ports::Phase outcome = plane::JobSucceeded(j.result) ? ports::Phase::kDone : ports::Phase::kFailed;
+  const char* how = "unknown_lease";
+  if (job->has_value()) {
+    const ports::Job& lease = **job;
+    if (lease.conclusion) {  // already ended: only the verdict may be corrected (S17)
+      auto settled = ledger_.SettleCompletionOnTerminalLease(j.lease_id, 0, outcome);
+      if (!settled.ok()) return settled.status();
+      if (!*settled) return Status::Unavailable("lease " + j.lease_id + " is still open in the ledger");
+      how = "verdict";
+    } else {
+      how = fresh ? "destroyed" : "destroyed_bound";
+      Status s = fresh ? runner_.DestroyCompleted(lease.request_id, j.result, stop)
+                       : runner_.DestroyCompletedBound(lease.request_id, j.result, j.lease_id, lease.node, 0,
+                                                       outcome, stop);
+      if (!s.ok()) return s;
+    }
+    (void)ledger_.MarkDeregistered(j.lease_id);
+  }
+  // A lease the ledger never had is not ours to settle (a runner name that
+  // only looks like one of ours): the entry is closed as it is.
+  ports::ForgeJob settled;
+  settled.tier = j.tier;
+  settled.job_id = j.job_id;
+  settled.settled_at_ns = WallNowNs();
+  if (Status s = ledger_.RecordForgeJob(settled); !s.ok()) return s;
+  {
+    std::lock_guard lock(mu_);
+    launched_at_.erase(j.lease_id);
+  }
+  ++(plane::JobSucceeded(j.result) ? counters_.completed_succeeded : counters_.completed_failed);
+  log_.Info("jobs.settled", {{"tier", tier_.tier}, {"job_id", j.job_id}, {"lease", j.lease_id}, {"result", j.result},
+                             {"restored", fresh ? "false" : "true"}, {"how", how}});
+  return Status::Ok();
 }
 
 }  // namespace nodeplane::jobs

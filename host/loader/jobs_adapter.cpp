@@ -194,4 +194,12 @@ Status JobsAdapter::CloseSession(uint64_t session) {
 
 void JobsAdapter::Cancel(uint64_t session) { vt_.cancel(self_, session); }
 
+std::optional<ports::JobSource::RateLimit> JobsAdapter::RateLimitLeft() {
+  if (vt_.rate_limit == nullptr) return std::nullopt;  // optional
+  int64_t remaining = -1, reset_at = 0;
+  PluginError err;  // never blocks: called here, not on a pool
+  if (vt_.rate_limit(self_, &remaining, &reset_at, err.c()) != NP_OK || remaining < 0) return std::nullopt;
+  return RateLimit{remaining, reset_at};
+}
+
 }  // namespace nodeplane::loader

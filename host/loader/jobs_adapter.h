@@ -38,6 +38,7 @@ class JobsAdapter : public ports::JobSource {
                                              const std::string& work_folder) override;
   Status CloseSession(uint64_t session) override;
   void Cancel(uint64_t session) override;
+  std::optional<RateLimit> RateLimitLeft() override;
   const Histogram& call_latency() const { return calls_.latency(); }
 
  private:

@@ -117,6 +117,11 @@ Result<std::unique_ptr<LedgerAdapter>> LedgerAdapter::Create(std::shared_ptr<con
        NP_SLOT(cert_revoked_for), NP_SLOT(revoke_cert), NP_SLOT(revoke_node), NP_SLOT(list_certs), NP_SLOT(reap),
        NP_SLOT(force_release), NP_SLOT(list_leases), NP_SLOT(list_nodes), NP_SLOT(job_for_lease)});
   if (!vt.ok()) return vt.status();
+  if (vt->record_forge_job == nullptr || vt->list_forge_jobs == nullptr || vt->unsettled_forge_jobs == nullptr) {
+    vt->record_forge_job = nullptr;  // the journal is all three slots or none
+    vt->list_forge_jobs = nullptr;
+    vt->unsettled_forge_jobs = nullptr;
+  }
   auto self = CreateInstance(*vt, host, config_json, validate_only, who);
   if (!self.ok()) return self.status();
   if (validate_only) return std::unique_ptr<LedgerAdapter>();
@@ -495,6 +500,71 @@ Result<std::vector<ports::Job>> LedgerAdapter::RecentJobs(int64_t since_ns, uint
   std::vector<ports::Job> out;
   if (vt_.recent_jobs == nullptr) return out;  // optional: a plugin from before lists none
   Status st = Call([&](void* s, np_error* e) { return vt_.recent_jobs(s, since_ns, limit, JobSink(&out), e); });
+  if (!st.ok()) return st;
+  return out;
+}
+
+namespace {
+
+np_forge_job_sink ForgeJobSink(std::vector<ports::ForgeJob>* out) {
+  return np_forge_job_sink{sizeof(np_forge_job_sink), out, [](void* ctx, const np_forge_job_v1* p) -> int32_t {
+                             np_forge_job_v1 j = CopyRecord(p);
+                             static_cast<std::vector<ports::ForgeJob>*>(ctx)->push_back(
+                                 {TextOf(j.tier), TextOf(j.job_id), j.request_id, TextOf(j.repository),
+                                  TextOf(j.workflow_ref), TextOf(j.display_name), j.workflow_run_id, j.queued_at_ns,
+                                  j.received_at_ns, j.acquired_at_ns, j.started_at_ns, j.completed_at_ns,
+                                  TextOf(j.runner_name), TextOf(j.lease_id), TextOf(j.result), j.settled_at_ns});
+                             return 0;
+                           }};
+}
+
+}  // namespace
+
+Status LedgerAdapter::NoJournal() const {
+  return Status(Code::kRefused, who_ + ": this ledger plugin keeps no job journal (record_forge_job)")
+      .WithDetail(NP_UNSUPPORTED);
+}
+
+Status LedgerAdapter::RecordForgeJob(const ports::ForgeJob& job) {
+  if (vt_.record_forge_job == nullptr) return NoJournal();  // optional: appended with the job intake
+  np_forge_job_v1 j{};
+  j.struct_size = sizeof j;
+  j.tier = job.tier.c_str();
+  j.job_id = job.job_id.c_str();
+  j.request_id = job.request_id;
+  j.repository = job.repository.c_str();
+  j.workflow_ref = job.workflow_ref.c_str();
+  j.display_name = job.display_name.c_str();
+  j.workflow_run_id = job.workflow_run_id;
+  j.queued_at_ns = job.queued_at_ns;
+  j.received_at_ns = job.received_at_ns;
+  j.acquired_at_ns = job.acquired_at_ns;
+  j.started_at_ns = job.started_at_ns;
+  j.completed_at_ns = job.completed_at_ns;
+  j.runner_name = job.runner_name.c_str();
+  j.lease_id = job.lease_id.c_str();
+  j.result = job.result.c_str();
+  j.settled_at_ns = job.settled_at_ns;
+  return Call([&](void* s, np_error* e) { return vt_.record_forge_job(s, &j, e); });
+}
+
+Result<std::vector<ports::ForgeJob>> LedgerAdapter::ListForgeJobs(const std::string& tier, int64_t since_ns,
+                                                                  uint32_t limit) {
+  if (vt_.list_forge_jobs == nullptr) return NoJournal();
+  std::vector<ports::ForgeJob> out;
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.list_forge_jobs(s, tier.c_str(), since_ns, limit, ForgeJobSink(&out), e);
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<std::vector<ports::ForgeJob>> LedgerAdapter::UnsettledForgeJobs(const std::string& tier, uint32_t limit) {
+  if (vt_.unsettled_forge_jobs == nullptr) return NoJournal();
+  std::vector<ports::ForgeJob> out;
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.unsettled_forge_jobs(s, tier.c_str(), limit, ForgeJobSink(&out), e);
+  });
   if (!st.ok()) return st;
   return out;
 }

@@ -49,6 +49,12 @@ class LedgerAdapter : public ports::Ledger {
   Result<std::optional<ports::Job>> JobForRequest(int64_t request_id) override;
   Result<std::vector<ports::Job>> RecentJobs(int64_t since_ns, uint32_t limit) override;
 
+  // JobJournal
+  Status RecordForgeJob(const ports::ForgeJob& job) override;
+  Result<std::vector<ports::ForgeJob>> ListForgeJobs(const std::string& tier, int64_t since_ns,
+                                                     uint32_t limit) override;
+  Result<std::vector<ports::ForgeJob>> UnsettledForgeJobs(const std::string& tier, uint32_t limit) override;
+
   // Registrar
   Result<int64_t> RegisterNode(const ports::NodeRegistration& reg) override;
   Status NodeGone(const std::string& node, int64_t epoch) override;
@@ -111,6 +117,7 @@ class LedgerAdapter : public ports::Ledger {
   // Runs `call(self, np_error*)` on the pool; the Status of its np_code.
   template <typename F>
   Status Call(F&& call);
+  Status NoJournal() const;
 
   std::shared_ptr<const PluginLibrary> library_;
   std::string who_;

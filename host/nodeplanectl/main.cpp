@@ -41,6 +41,7 @@ constexpr const char* kUsageText =
     "  enrollments approve NODE --fingerprint FP | enrollments deny NODE --fingerprint FP\n"
     "  nodes list | nodes revoke NODE [--reason TEXT]\n"
     "  leases list [--node NODE] | leases show LEASE | leases release LEASE\n"
+    "  jobs list [--tier TIER] [--since DURATION] [--limit N]\n"
     "  certs list [--node NODE] | certs revoke SERIAL [--reason TEXT] [--force]\n"
     "  launch --tier TIER --request-id N [--wait]\n"
     "  destroy --request-id N\n"
@@ -175,6 +176,19 @@ bool BuildRequest(const Line& l, json::object& req, std::string& error) {
     if (!need("LEASE", c)) return false;
     cmd = "leases." + b;
     args["lease"] = c;
+  } else if (a == "jobs" && b == "list") {
+    cmd = "jobs.list";
+    args["tier"] = l.Flag("--tier");
+    if (l.Has("--since")) {
+      int64_t s = 0;
+      if (!seconds("--since", s)) return false;
+      args["since_seconds"] = s;
+    }
+    if (l.Has("--limit")) {
+      int64_t n = 0;
+      if (!integer("--limit", n)) return false;
+      args["limit"] = n;
+    }
   } else if (a == "certs" && b == "list") {
     cmd = "certs.list";
     args["node"] = l.Flag("--node");

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -123,12 +124,21 @@ Status Daemon::Open() {
     w.tiers[t.label] = wire::TierTarget{t.target, t.runner_group, t.labels, !t.scale_set.empty()};
     if (t.scale_set.empty()) continue;
     const int64_t ceiling = t.max_concurrent > 0 ? t.max_concurrent : kDefaultScaleSetRunners;
-    scale_sets.push_back({t.label, t.target, t.scale_set, t.runner_group, t.labels.empty() ? std::vector<std::string>{t.label} : t.labels, ceiling});
+    const auto target = std::find_if(cfg_.targets.begin(), cfg_.targets.end(),
+                                     [&](const config::TargetConfig& g) { return g.name == t.target; });
+    scale_sets.push_back({t.label, t.target, t.scale_set, t.runner_group,
+                          t.labels.empty() ? std::vector<std::string>{t.label} : t.labels, ceiling,
+                          target->session_retry});
   }
   if (!scale_sets.empty()) {
+    // The intake acknowledges a message only once it is journalled (J2): a
+    // ledger that keeps no journal cannot take jobs.
+    if (auto probe = ledger.UnsettledForgeJobs("", 1); !probe.ok() && probe.status().code() == Code::kRefused) {
+      return Because("tiers with a scale_set", probe.status());
+    }
     intake_ = std::make_unique<jobs::JobIntake>(std::move(scale_sets), plugins_.jobs_by_target,
-                                                cfg_.deployment + "@" + HostName(), ledger, ledger,
-                                                plane_->runner(), log_, &lease_events_);
+                                                cfg_.deployment + "@" + HostName(), ledger, plane_->runner(), log_,
+                                                &lease_events_);
     w.scale_set_jit = [this](const std::string& tier, const std::string& name, const std::string& folder) {
       return intake_->ScaleSetJit(tier, name, folder);
     };

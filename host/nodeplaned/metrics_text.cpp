@@ -76,6 +76,23 @@ std::string Daemon::Metrics() {
     Counter(out, "nodeplane_jobs_undecodable_messages_total",
             "Queue messages acknowledged unread after their redeliveries ran out.", {{"", double(j.undecodable)}});
     Gauge(out, "nodeplane_jobs_sessions_open", "Scale-set message sessions held.", {{"", double(j.sessions_open)}});
+    Counter(out, "nodeplane_jobs_settle_failures_total",
+            "Attempts to settle a journalled completion that failed and will be retried.", {{"", double(j.settle_failed)}});
+    out += "# HELP nodeplane_jobs_plane_seconds A job's queue time the control plane spent: message received until "
+           "the node answered that the runner is up.\n# TYPE nodeplane_jobs_plane_seconds histogram\n";
+    j.plane_share.Render(out, "nodeplane_jobs_plane_seconds", "");
+    out += "# HELP nodeplane_jobs_queued_to_launched_seconds Queued at GitHub until a runner was up for the job.\n"
+           "# TYPE nodeplane_jobs_queued_to_launched_seconds histogram\n";
+    j.queued_to_launched.Render(out, "nodeplane_jobs_queued_to_launched_seconds", "");
+    out += "# HELP nodeplane_jobs_queued_to_started_seconds Queued at GitHub until a runner took the job.\n"
+           "# TYPE nodeplane_jobs_queued_to_started_seconds histogram\n";
+    j.queued_to_started.Render(out, "nodeplane_jobs_queued_to_started_seconds", "");
+    std::map<std::string, double> left;
+    for (const auto& [target, source] : plugins_.jobs_by_target) {
+      if (auto r = source->RateLimitLeft()) left["target=\"" + target + "\""] = double(r->remaining);
+    }
+    Gauge(out, "nodeplane_github_rate_limit_remaining",
+          "Requests GitHub's REST API said the target's credential has left in its window.", left);
   }
   out += "# HELP nodeplane_dispatch_seconds How long a launch waited from being queued until its node took it.\n"
          "# TYPE nodeplane_dispatch_seconds histogram\n";

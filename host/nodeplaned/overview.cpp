@@ -14,18 +14,13 @@ namespace {
 constexpr int64_t kDayNs = 24LL * 3600 * 1'000'000'000;
 constexpr uint32_t kRecentJobs = 50;
 
-int64_t WallNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 const std::string& ChargedNode(const ports::Lease& l) { return l.node.empty() ? l.target_node : l.node; }
 
 }  // namespace
 
 std::string Daemon::Overview() {
   ports::Ledger& ledger = *plugins_.ledger;
-  const int64_t now = WallNs();
+  const int64_t now = WallNowNs();
   json::object out{{"deployment", cfg_.deployment}, {"version", NODEPLANE_VERSION}, {"now_ns", now}};
 
   auto leases = ledger.ListLeases("");
@@ -106,10 +101,10 @@ std::string Daemon::Overview() {
 void Daemon::SampleHistory(Histogram::Snapshot& dispatch_before) {
   ports::Ledger& ledger = *plugins_.ledger;
   observe::Sample s;
-  s.at_ns = WallNs();
+  s.at_ns = WallNowNs();
   const Histogram::Snapshot now = plane_->dispatch_latency().Take();
-  s.dispatch_p50_s = Histogram::Quantile(dispatch_before, now, 0.5);
-  s.dispatch_p99_s = Histogram::Quantile(dispatch_before, now, 0.99);
+  s.dispatch_p50_s = plane_->dispatch_latency().Quantile(dispatch_before, now, 0.5);
+  s.dispatch_p99_s = plane_->dispatch_latency().Quantile(dispatch_before, now, 0.99);
   s.launches = static_cast<int64_t>(now.count - dispatch_before.count);
   dispatch_before = now;
   if (auto nodes = ledger.ListNodes(); nodes.ok()) {

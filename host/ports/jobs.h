@@ -70,6 +70,12 @@ class JobSource {
   // From any thread, without blocking: a NextMessage in progress on the
   // session ends promptly (Unavailable).
   virtual void Cancel(uint64_t session) = 0;
+  // Without blocking: the forge API's rate limit as its latest answer
+  // stated it; empty when none has, or the source cannot say.
+  struct RateLimit {
+    int64_t remaining = 0, reset_at_ns = 0;
+  };
+  virtual std::optional<RateLimit> RateLimitLeft() = 0;
 };
 
 }  // namespace nodeplane::ports

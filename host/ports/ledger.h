@@ -125,6 +125,18 @@ struct Job {
   std::string failure_reason, image_cache, cache_generation, actions_cache;
 };
 
+// A forge's job as the job intake journals it (np_forge_job_v1): keyed by
+// tier and job_id; times are wall-clock ns, 0 until known.
+struct ForgeJob {
+  std::string tier, job_id;
+  int64_t request_id = 0;  // 0 when the forge assigned the job directly
+  std::string repository, workflow_ref, display_name;
+  int64_t workflow_run_id = 0;
+  int64_t queued_at_ns = 0, received_at_ns = 0, acquired_at_ns = 0, started_at_ns = 0, completed_at_ns = 0;
+  std::string runner_name, lease_id, result;
+  int64_t settled_at_ns = 0;  // when the lease was settled with the result
+};
+
 struct CacheObservation {
   std::string image_cache, cache_generation, actions_cache;
 };
@@ -259,8 +271,22 @@ class LedgerAdmin {
   virtual Result<std::vector<IssuedCert>> ListCerts(const std::string& node) = 0;
 };
 
+// The job journal (np_ledger_v1.h, record_forge_job). Every call is
+// Refused (NP_UNSUPPORTED) from a plugin built without it.
+class JobJournal {
+ public:
+  virtual ~JobJournal() = default;
+  // Merges into the entry: a field once set never changes.
+  virtual Status RecordForgeJob(const ForgeJob& job) = 0;
+  // Entries of `tier` ("" for all) first received at or after `since_ns`, newest first.
+  virtual Result<std::vector<ForgeJob>> ListForgeJobs(const std::string& tier, int64_t since_ns, uint32_t limit) = 0;
+  // Completed entries with a lease, not yet settled, oldest first.
+  virtual Result<std::vector<ForgeJob>> UnsettledForgeJobs(const std::string& tier, uint32_t limit) = 0;
+};
+
 // Everything the ledger plugin offers, in one object.
 class Ledger : public LeaseStore,
+               public JobJournal,
                public Registrar,
                public BarrierStore,
                public Enrollments,

@@ -85,6 +85,8 @@ class ActionsService {
   Minted Jit(int64_t scale_set_id, const std::string& runner_name, const std::string& work_folder);
   void Close(uint64_t session);
   void Cancel(uint64_t session);
+  // What GitHub's REST API last said of the App's rate limit.
+  GithubApi::RateLimit rate_limit() const { return api_.rate_limit(); }
 
  private:
   struct Session;

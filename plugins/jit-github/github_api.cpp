@@ -142,6 +142,10 @@ HttpReply GithubApi::Retrying(HttpsPool& pool, const std::string& what, const st
       last = e.what();
       continue;
     }
+    if (Digits(r.ratelimit_remaining) && r.ratelimit_remaining.size() < 15) {
+      rate_remaining_ = std::stoll(r.ratelimit_remaining);
+      if (Digits(r.ratelimit_reset) && r.ratelimit_reset.size() < 15) rate_reset_ns_ = std::stoll(r.ratelimit_reset) * kSecond;
+    }
     const Verdict v = Classify(r, NowNs());
     if (v.kind == Verdict::kRateLimited) {
       const std::string seconds = std::to_string((v.retry_after_ns + kSecond - 1) / kSecond);

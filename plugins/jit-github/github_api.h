@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <atomic>
 #include <string>
 
 #include "app_jwt.h"
@@ -78,6 +79,11 @@ class GithubApi {
   void Log(int32_t level, const char* event, std::initializer_list<std::pair<const char*, std::string>> fields) const;
 
   const GithubConfig& config() const { return config_; }
+  // The rate limit as GitHub's latest answer stated it; remaining -1 before any did.
+  struct RateLimit {
+    int64_t remaining = -1, reset_at_ns = 0;
+  };
+  RateLimit rate_limit() const { return {rate_remaining_.load(), rate_reset_ns_.load()}; }
   int64_t NowNs() const { return host_->wall_clock_ns(host_->ctx); }
 
  private:
@@ -100,6 +106,7 @@ class GithubApi {
   int64_t token_expires_ns_ = 0;
   FileStamp token_stamp_;
   int64_t installation_id_;
+  std::atomic<int64_t> rate_remaining_{-1}, rate_reset_ns_{0};
 };
 
 }  // namespace nodeplane::plugins::github

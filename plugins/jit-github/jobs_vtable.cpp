@@ -132,10 +132,18 @@ np_code CloseSession(void* self, uint64_t session, np_error* err) {
 
 void Cancel(void* self, uint64_t session) { Self(self).Cancel(session); }
 
+np_code RateLimit(void* self, int64_t* remaining, int64_t* reset_at_ns, np_error* err) {
+  return Guard(err, [&] {
+    const GithubApi::RateLimit r = Self(self).rate_limit();
+    *remaining = r.remaining;
+    *reset_at_ns = r.reset_at_ns;
+  });
+}
+
 }  // namespace
 
 const np_jobs_v1 kJobsVtable = {sizeof(np_jobs_v1), &Create,     &Destroy,     &EnsureScaleSet, &OpenSession,
                                 &NextMessage,       &Acknowledge, &Acquire,    &JitConfig,      &CloseSession,
-                                &Cancel};
+                                &Cancel,            &RateLimit};
 
 }  // namespace nodeplane::plugins::github

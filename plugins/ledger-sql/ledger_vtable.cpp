@@ -1,5 +1,7 @@
 #include "ledger_vtable.h"
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -156,6 +158,41 @@ void PutJob(np_job_sink out, const JobRow& j) {
   o.cache_generation = j.cache_generation.c_str();
   o.actions_cache = j.actions_cache.c_str();
   Put(out, &o);
+}
+
+// Puts one journal entry to `out`.
+void PutForgeJob(np_forge_job_sink out, const ForgeJobRow& j) {
+  np_forge_job_v1 o{};
+  o.struct_size = sizeof o;
+  o.tier = j.tier.c_str();
+  o.job_id = j.job_id.c_str();
+  o.request_id = j.request_id;
+  o.repository = j.repository.c_str();
+  o.workflow_ref = j.workflow_ref.c_str();
+  o.display_name = j.display_name.c_str();
+  o.workflow_run_id = j.workflow_run_id;
+  o.queued_at_ns = j.queued_at;
+  o.received_at_ns = j.received_at;
+  o.acquired_at_ns = j.acquired_at;
+  o.started_at_ns = j.started_at;
+  o.completed_at_ns = j.completed_at;
+  o.runner_name = j.runner_name.c_str();
+  o.lease_id = j.lease_id.c_str();
+  o.result = j.result.c_str();
+  o.settled_at_ns = j.settled_at;
+  Put(out, &o);
+}
+
+// A journal entry from the host, read by the size the host declared: a host
+// built against an older header sends a shorter record.
+ForgeJobRow ForgeJobFrom(const np_forge_job_v1* in) {
+  np_forge_job_v1 j{};
+  if (in == nullptr) Fail(NP_INVALID, "no journal entry given");
+  std::memcpy(&j, in, std::min<size_t>(in->struct_size, sizeof j));
+  return {Str(j.tier),         Str(j.job_id),      j.request_id,     Str(j.repository),  Str(j.workflow_ref),
+          Str(j.display_name), j.workflow_run_id,  j.queued_at_ns,   j.received_at_ns,   j.acquired_at_ns,
+          j.started_at_ns,     j.completed_at_ns,  Str(j.runner_name), Str(j.lease_id),  Str(j.result),
+          j.settled_at_ns};
 }
 
 void Destroy(void* self) { delete static_cast<SqlLedger*>(self); }
@@ -418,6 +455,20 @@ np_ledger_v1 MakeLedgerVtable(CreateFn create) {
   v.recent_jobs = [](void* self, int64_t since_ns, uint32_t limit, np_job_sink out, np_error* err) {
     return Guard(err, [&] {
       for (const JobRow& j : L(self).RecentJobs(since_ns, limit)) PutJob(out, j);
+    });
+  };
+  v.record_forge_job = [](void* self, const np_forge_job_v1* job, np_error* err) {
+    return Guard(err, [&] { L(self).RecordForgeJob(ForgeJobFrom(job)); });
+  };
+  v.list_forge_jobs = [](void* self, const char* tier, int64_t since_ns, uint32_t limit, np_forge_job_sink out,
+                         np_error* err) {
+    return Guard(err, [&] {
+      for (const ForgeJobRow& j : L(self).ListForgeJobs(Str(tier), since_ns, limit)) PutForgeJob(out, j);
+    });
+  };
+  v.unsettled_forge_jobs = [](void* self, const char* tier, uint32_t limit, np_forge_job_sink out, np_error* err) {
+    return Guard(err, [&] {
+      for (const ForgeJobRow& j : L(self).UnsettledForgeJobs(Str(tier), limit)) PutForgeJob(out, j);
     });
   };
   return v;

@@ -188,6 +188,32 @@ CREATE INDEX job_history_request_idx ON job_history (request_id, assigned_at);
 CREATE INDEX job_history_assigned_idx ON job_history (assigned_at)
 )sql";
 
+// The job journal (np_ledger_v1.h, record_forge_job): a forge's jobs as the
+// job intake read them, and the lease whose runner served each.
+constexpr const char* kV6 = R"sql(
+CREATE TABLE forge_jobs (
+  tier TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  request_id BIGINT NOT NULL DEFAULT 0,
+  repository TEXT NOT NULL DEFAULT '',
+  workflow_ref TEXT NOT NULL DEFAULT '',
+  display_name TEXT NOT NULL DEFAULT '',
+  workflow_run_id BIGINT NOT NULL DEFAULT 0,
+  queued_at BIGINT NOT NULL DEFAULT 0,
+  received_at BIGINT NOT NULL DEFAULT 0,
+  acquired_at BIGINT NOT NULL DEFAULT 0,
+  started_at BIGINT NOT NULL DEFAULT 0,
+  completed_at BIGINT NOT NULL DEFAULT 0,
+  runner_name TEXT NOT NULL DEFAULT '',
+  lease_id TEXT NOT NULL DEFAULT '',
+  result TEXT NOT NULL DEFAULT '',
+  settled_at BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (tier, job_id)
+);
+CREATE INDEX forge_jobs_received_idx ON forge_jobs (received_at);
+CREATE INDEX forge_jobs_unsettled_idx ON forge_jobs (completed_at) WHERE completed_at <> 0 AND settled_at = 0
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -197,6 +223,7 @@ const std::vector<Migration>& Migrations() {
       {3, "fleet generation", kV3},
       {4, "serials in one spelling", kV4},
       {5, "jobs by request and by age", kV5},
+      {6, "the job journal", kV6},
   };
   return kMigrations;
 }

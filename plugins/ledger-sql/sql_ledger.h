@@ -95,6 +95,15 @@ struct JobRow {
   std::string failure_reason, image_cache, cache_generation, actions_cache;
 };
 
+struct ForgeJobRow {
+  std::string tier, job_id;
+  long long request_id = 0;
+  std::string repository, workflow_ref, display_name;
+  long long workflow_run_id = 0, queued_at = 0, received_at = 0, acquired_at = 0, started_at = 0, completed_at = 0;
+  std::string runner_name, lease_id, result;
+  long long settled_at = 0;
+};
+
 struct BarrierRow {
   std::string id;
   long long generation = 0, requested_at = 0;
@@ -230,6 +239,11 @@ class SqlLedger {
   std::vector<JobRow> JobForLease(const std::string& id);
   std::vector<JobRow> JobForRequest(int64_t request_id);  // the newest lease assigned it
   std::vector<JobRow> RecentJobs(int64_t since_ns, uint32_t limit);  // newest first
+
+  // The job journal
+  void RecordForgeJob(const ForgeJobRow& job);
+  std::vector<ForgeJobRow> ListForgeJobs(const std::string& tier, int64_t since_ns, uint32_t limit);
+  std::vector<ForgeJobRow> UnsettledForgeJobs(const std::string& tier, uint32_t limit);
 
  private:
   class ReadLease;  // a reader session checked out of the pool

@@ -148,45 +148,53 @@ private_key_file = "$dir/app.pem"
 TOML
 }
 
-# scale_set_config SPEC_KEYS: the GitHub fake, and the deployment with tier
-# "large" taking scale set np-large's jobs (ceiling 4) through target acme.
+# scale_set_config SPEC_KEYS [two]: the GitHub fake, and the deployment with
+# tier "large" taking scale set np-large's jobs (ceiling $ceiling, default 4)
+# through target acme; with "two", tier "small" taking np-small's too.
+# $session_retry (default 30s) is how long a held session is waited out.
 scale_set_config() {
   start_github_fake "$1"
   write_config
-  cat >>"$dir/nodeplane.toml" <<TOML
-[tiers.large]
+  local tiers=large
+  [ "${2:-}" = two ] && tiers="large small"
+  for t in $tiers; do
+    cat >>"$dir/nodeplane.toml" <<TOML
+[tiers.$t]
 vcpu = 1
 memory = "256MiB"
 providers = ["process"]
 target = "acme"
 runner_group = "builders"
-scale_set = "np-large"
-labels = ["self-hosted", "large"]
-max_concurrent = 4
-# GitHub's statistics trail the ledger, so a runner more than the jobs left
-# can be launched near the end; like a real one it waits idle, here 3 s.
-command = ["env", "FAKE_RUNNER_WAIT_S=3", "python3", "$src/tests/github/fake_runner.py"]
+scale_set = "np-$t"
+labels = ["self-hosted", "$t"]
+max_concurrent = ${ceiling:-4}
+# A runner no job is left for waits idle, like a real one, then exits 3
+# (its lease then fails, which the cases check never happens).
+command = ["env", "FAKE_RUNNER_WAIT_S=30", "python3", "$src/tests/github/fake_runner.py"]
 TOML
+  done
   write_acme_target jobs
+  echo "session_retry = \"${session_retry:-30s}\"" >"$dir/target-extra"
+  sed -i "/^\[targets.acme\]/r $dir/target-extra" "$dir/nodeplane.toml"
 }
 
-# start_scale_set_fleet: nodeplaned and nodes n1, n2, with the scale set's
-# session open; `fake` calls the GitHub fake.
+# start_scale_set_fleet: nodeplaned and nodes n1..n$nodes (default 2, each
+# with $node_vcpu vCPUs when set), with the scale set's session open; `fake`
+# calls the GitHub fake.
 fake() { curl -fsS "http://127.0.0.1:$gh_port$1" "${@:2}"; }
 start_scale_set_fleet() {
   start_host
-  start_node n1
-  start_node n2
-  wait_until "n1 to register" node_is n1 live
-  wait_until "n2 to register" node_is n2 live
+  local n
+  for n in $(seq 1 "${nodes:-2}"); do start_node "n$n" ${node_vcpu:+--vcpu $node_vcpu}; done
+  for n in $(seq 1 "${nodes:-2}"); do wait_until "n$n to register" node_is "n$n" live; done
   wait_until "the scale set's session" grep -q "event=jobs.session_opened tier=large" "$dir/host.log"
 }
 
-# queue_jobs COUNT [hold]: jobs assigned to np-large at the fake; held ones
-# run until `fake_release`.
+# queue_jobs COUNT [hold]: jobs assigned to scale set $scale_set (default
+# np-large) at the fake; held ones run until `fake_release`.
 queue_jobs() {
   fake /_fake/actions/queue -X POST -H 'content-type: application/json' \
-    -d "{\"scale_set\":\"np-large\",\"count\":$1,\"hold\":$([ "${2:-}" = hold ] && echo true || echo false)}" >/dev/null \
+    -d "{\"scale_set\":\"${scale_set:-np-large}\",\"count\":$1,\"hold\":$([ "${2:-}" = hold ] && echo true || echo false)}" >/dev/null \
     || fail "the fake refused the queue"
 }
 fake_release() { fake /_fake/actions/release -X POST >/dev/null || fail "the fake refused the release"; }
@@ -201,6 +209,29 @@ expect_each_job_run_once() {
 jobs=json.load(sys.stdin)
 twice=[j["jobId"] for j in jobs if len(j["takenBy"])!=1]
 sys.exit("jobs not run exactly once: %s" % twice if twice else 0)' || fail "a job ran twice"
+}
+
+# expect_fleet_settled COUNT: the journal has COUNT jobs, each completed
+# succeeded and settled, each served by a lease of its own (on a node) that
+# ended done; no runner's lease is left open and no runner is registered.
+expect_fleet_settled() {
+  wait_s=120 wait_until "every completion to be settled" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json jobs list --limit 1000 \
+    | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if len(j)==$1 and all(e[\"settled\"] for e in j) else 1)'"
+  wait_until "every runner's lease to end" bash -c "[ \"\$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases list | grep -c '\"tier\"')\" = 0 ]"
+  ctl --json jobs list --limit 1000 >"$dir/journal.json"
+  python3 - "$dir/journal.json" "$bin/nodeplanectl" "$dir/nodeplane.toml" <<'PY' || fail "the journal and the ledger disagree"
+import json, subprocess, sys
+jobs = json.load(open(sys.argv[1]))
+bad = [j for j in jobs if j["result"] != "succeeded" or not j["lease"] or not j["node"] or not j["started_at_ns"]]
+if bad: sys.exit("entries not completed on a node: %s" % bad[:3])
+leases = [j["lease"] for j in jobs]
+if len(set(leases)) != len(leases): sys.exit("a lease served two jobs")
+for l in leases:
+    shown = json.loads(subprocess.check_output([sys.argv[2], "--config", sys.argv[3], "--json", "leases", "show", l]))
+    if shown["phase"] != "done": sys.exit("lease %s ended %s" % (l, shown["phase"]))
+PY
+  [ "$(fake /_fake/actions/state | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["agents"]))')" = 0 ] \
+    || fail "runners are still registered at GitHub"
 }
 
 case $case in
@@ -885,7 +916,7 @@ scale-set-jobs)
 s=json.load(sys.stdin)["scale_sets"][0]
 assert s["name"]=="np-large" and [l["name"] for l in s["labels"]]==["self-hosted","large"], s
 assert s["max_capacity"]==4, s' || fail "the scale set is not the tier's: $(fake /_fake/actions/state)"
-  wait_until "every runner's lease to end" bash -c "[ \"\$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases list | grep -c '\"tier\":\"large\"')\" = 0 ]"
+  expect_fleet_settled 12
   [ "$(grep -c 'event=jobs.completed tier=large .*result=succeeded' "$dir/host.log")" = 12 ] \
     || fail "expected 12 completions: $(grep -c event=jobs.completed "$dir/host.log")"
   grep -q "event=jobs.launch_failed" "$dir/host.log" && fail "a launch failed"
@@ -901,6 +932,106 @@ assert s["max_capacity"]==4, s' || fail "the scale set is not the tier's: $(fake
   grep -q "event=jobs.session_closed tier=large" "$dir/host.log" || fail "the session was not closed at shutdown"
   [ "$(fake /_fake/actions/state | python3 -c 'import json,sys; print(json.load(sys.stdin)["scale_sets"][0]["session"])')" = None ] \
     || fail "the fake still holds the session"
+  ;;
+scale-set-fleet)
+  # Issue 18: 200 jobs for two tiers (two scale sets) across three nodes:
+  # every job runs exactly once and completes, the journal knows each one's
+  # lease and node, every lease ends done, no runner is left registered, and
+  # no runner was launched that no job was left for.
+  ceiling=6 scale_set_config ',"poll_hold_ms":500' two
+  nodes=3 node_vcpu=4 start_scale_set_fleet
+  wait_until "the small scale set's session" grep -q "event=jobs.session_opened tier=small" "$dir/host.log"
+  started=$(date +%s.%N)
+  queue_jobs 100
+  scale_set=np-small queue_jobs 100
+  expect_each_job_run_once 200
+  echo "200 jobs in $(python3 -c "import time; print(round(time.time() - $started, 1))") s"
+  expect_fleet_settled 200
+  for t in large small; do
+    [ "$(grep -c "event=jobs.settled tier=$t " "$dir/host.log")" = 100 ] || fail "tier $t did not settle 100 completions"
+  done
+  grep -q "event=jobs.launch_failed" "$dir/host.log" && fail "a launch failed"
+  metrics=$(ctl metrics)
+  grep -q '^nodeplane_leases_released_total{outcome="failed"} 0$' <<<"$metrics" \
+    || fail "a runner's lease failed (an idle runner no job was left for?): $(grep released_total <<<"$metrics")"
+  grep -q '^nodeplane_jobs_completed_total{result="succeeded"} 200$' <<<"$metrics" || fail "completions: $(grep completed_total <<<"$metrics")"
+  grep -q '^nodeplane_jobs_queued_to_started_seconds_count 200$' <<<"$metrics" \
+    || fail "queue times: $(grep queued_to_started_seconds_count <<<"$metrics")"
+  grep -q '^nodeplane_jobs_plane_seconds_count [1-9]' <<<"$metrics" || fail "no control-plane share measured"
+  grep -q '^nodeplane_github_rate_limit_remaining{target="acme"} [0-9]' <<<"$metrics" \
+    || fail "no rate limit: $(grep rate_limit <<<"$metrics")"
+  if command -v promtool >/dev/null; then
+    promtool check metrics <<<"$metrics" >"$dir/promtool.out" 2>&1 || fail "promtool: $(cat "$dir/promtool.out")"
+  fi
+  ctl jobs list --tier small --limit 3 | grep -q '^JOB_ID ' || fail "no human jobs list: $(ctl jobs list --limit 3)"
+  ;;
+scale-set-chaos)
+  # Issue 18: the same 200 jobs with nodeplaned SIGKILLed five times while
+  # they run, at moments spread over the run. Each new process waits out its
+  # predecessor's session, reads the runners from the ledger and the
+  # running jobs from the journal, and settles the completions it owes: no
+  # job is lost or run twice, every lease ends done.
+  ceiling=6 session_retry=1s scale_set_config ',"poll_hold_ms":500,"session_idle_seconds":2' two
+  nodes=3 node_vcpu=4 start_scale_set_fleet
+  wait_until "the small scale set's session" grep -q "event=jobs.session_opened tier=small" "$dir/host.log"
+  queue_jobs 100
+  scale_set=np-small queue_jobs 100
+  done_jobs() { fake /_fake/actions/jobs | python3 -c 'import json,sys; print(sum(j["state"]=="done" for j in json.load(sys.stdin)))'; }
+  for k in 1 2 3 4 5; do
+    wait_s=120 wait_until "$((k * 30)) jobs to be done" bash -c "[ \$(curl -fsS http://127.0.0.1:$gh_port/_fake/actions/jobs \
+      | python3 -c 'import json,sys; print(sum(j[\"state\"]==\"done\" for j in json.load(sys.stdin)))') -ge $((k * 30)) ]"
+    echo "SIGKILL $k after $(done_jobs) jobs"
+    kill -KILL $host; wait $host 2>/dev/null
+    start_host
+    wait_s=60 wait_until "session $((k + 1)) of each tier" bash -c \
+      "[ \$(grep -c 'event=jobs.session_opened tier=large' $dir/host.log) -ge $((k + 1)) ] && [ \$(grep -c 'event=jobs.session_opened tier=small' $dir/host.log) -ge $((k + 1)) ]"
+  done
+  expect_each_job_run_once 200
+  expect_fleet_settled 200
+  ;;
+scale-set-storm)
+  # Issue 18: GitHub answering 5xx, then 429 with Retry-After, for a while,
+  # with jobs queued: the listener backs off (the wait it logs grows, and
+  # honours Retry-After), never crashes, and every job runs once afterwards.
+  scale_set_config ',"poll_hold_ms":500'
+  start_scale_set_fleet
+  queue_jobs 10
+  fake /_fake/actions/faults -X POST -H 'content-type: application/json' -d '{"status":503,"count":4}' >/dev/null
+  queue_jobs 20
+  wait_s=60 wait_until "the 5xx storm to pass" bash -c "curl -fsS http://127.0.0.1:$gh_port/_fake/actions/faults | grep -q '\"left\":0'"
+  fake /_fake/actions/faults -X POST -H 'content-type: application/json' -d '{"status":429,"count":3,"retry_after":2}' >/dev/null
+  queue_jobs 20
+  wait_s=60 wait_until "the 429 storm to pass" bash -c "curl -fsS http://127.0.0.1:$gh_port/_fake/actions/faults | grep -q '\"left\":0'"
+  expect_each_job_run_once 50
+  expect_fleet_settled 50
+  kill -0 $host 2>/dev/null || fail "nodeplaned died in the storm"
+  grep -q "event=jobs.poll_failed tier=large\|event=jobs.acknowledge_failed tier=large" "$dir/host.log" || fail "no failure was seen"
+  grep -q "retry after 2 s" "$dir/host.log" || fail "Retry-After was not read: $(grep -m3 'failed' "$dir/host.log")"
+  ;;
+scale-set-settle-restart)
+  # Issue 18 (S17, S20): a completion journalled and acknowledged but not
+  # yet settled when nodeplaned dies is settled by its successor from the
+  # journal, with the node and lease on record: the node is stopped
+  # (SIGSTOP) so the settling destroy cannot finish, nodeplaned is SIGKILLed,
+  # the node resumes, and the new process settles the restored completion
+  # (DestroyCompletedBound while the lease is open, the verdict alone once
+  # the node has released it).
+  session_retry=1s scale_set_config ',"poll_hold_ms":500,"session_idle_seconds":2'
+  nodes=1 start_scale_set_fleet
+  queue_jobs 1 hold
+  wait_until "the runner to take the job" grep -q "event=jobs.started tier=large" "$dir/host.log"
+  kill -STOP $node
+  fake_release
+  wait_until "the completion to be acknowledged" bash -c "grep -q 'event=jobs.completed tier=large' $dir/host.log && \
+    [ \$(curl -fsS http://127.0.0.1:$gh_port/_fake/actions/state | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"scale_sets\"][0][\"pending_messages\"])') = 0 ]"
+  grep -q "event=jobs.settled" "$dir/host.log" && fail "the completion settled with the node stopped"
+  kill -KILL $host; wait $host 2>/dev/null
+  kill -CONT $node
+  start_host
+  wait_until "the restored completion to be settled" grep -q "event=jobs.settled tier=large .*restored=true" "$dir/host.log"
+  grep "event=jobs.settled" "$dir/host.log"
+  expect_each_job_run_once 1
+  expect_fleet_settled 1
   ;;
 scale-set-restart)
   # Issue 18: nodeplaned SIGKILLed while scale-set runners run (held) jobs, then
@@ -922,7 +1053,7 @@ scale-set-restart)
   fake_release
   expect_each_job_run_once 12
   grep -q "event=jobs.session_held tier=large" "$dir/host.log" || echo "note: the old session had expired before the restart asked"
-  wait_until "every runner's lease to end" bash -c "[ \"\$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases list | grep -c '\"tier\":\"large\"')\" = 0 ]"
+  expect_fleet_settled 12
   ;;
 *)
   fail "unknown case $case"

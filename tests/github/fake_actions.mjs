@@ -20,7 +20,10 @@
 // Control: POST /_fake/actions/queue {scale_set, count, repository, available, hold},
 //          POST /_fake/actions/release (held jobs finish),
 //          GET /_fake/actions/jobs, GET /_fake/actions/state,
-//          POST /_fake/actions/expire_sessions, POST /_fake/actions/expire_queue_tokens
+//          POST /_fake/actions/expire_sessions, POST /_fake/actions/expire_queue_tokens,
+//          POST /_fake/actions/faults {status, count, retry_after}: the next `count`
+//            requests of the control plane (service and queue routes, not the
+//            runner's) are answered `status` (a 5xx, or 429 with Retry-After)
 import { randomBytes, randomUUID } from 'node:crypto';
 
 export function createActions(spec, groupsFor, send) {
@@ -34,6 +37,7 @@ export function createActions(spec, groupsFor, send) {
   const agents = new Map();        // name -> {id, name, scaleSetId, busy, job}
   const jobs = [];                 // {jobId, requestId, scaleSetId, state, runnerName, takenBy: [], result, repository}
   const runnerWaiters = [];        // takes parked until a job is assigned
+  const faults = { status: 0, left: 0, retryAfter: 0, served: 0 };
   let nextId = 5000;
   let nextJob = 1;
 
@@ -299,6 +303,12 @@ export function createActions(spec, groupsFor, send) {
     },
     handles: path => /^\/actions-(service|queue|runner)\//.test(path),
     async route(req, res, url, body, base) {
+      if (faults.left > 0 && !url.pathname.startsWith('/actions-runner/')) {
+        faults.left--;
+        faults.served++;
+        const headers = faults.status === 429 ? { 'Retry-After': String(faults.retryAfter) } : {};
+        return send(res, faults.status, { message: 'injected fault' }, headers);
+      }
       if (url.pathname.startsWith('/actions-service/')) return service(req, res, url, body, base);
       if (url.pathname.startsWith('/actions-queue/')) return queue(req, res, url);
       return runner(req, res, url, body);
@@ -341,6 +351,13 @@ export function createActions(spec, groupsFor, send) {
           return send(res, 200, { scale_sets: [...scaleSets.values()].map(ss => ({ ...scaleSetJson(ss), session: ss.session,
             owner: ss.session ? sessions.get(ss.session)?.owner : null, pending_messages: ss.messages.length,
             max_capacity: ss.maxCapacity, statistics: statistics(ss) })), agents: [...agents.values()] });
+        case 'POST /_fake/actions/faults':
+          faults.status = body.status ?? 503;
+          faults.left = body.count ?? 1;
+          faults.retryAfter = body.retry_after ?? 1;
+          return send(res, 204);
+        case 'GET /_fake/actions/faults':
+          return send(res, 200, { left: faults.left, served: faults.served });
         case 'POST /_fake/actions/expire_queue_tokens':
           for (const s of sessions.values()) s.tokenExpires = 0;
           return send(res, 204);

@@ -194,6 +194,7 @@ function control(req, res, url, body) {
 }
 
 const actions = createActions(spec, groupsFor, send);
+const rateLimit = { remaining: 5000, reset: Math.floor(Date.now() / 1000) + 3600 };
 const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', c => chunks.push(c));
@@ -205,6 +206,13 @@ const server = createServer((req, res) => {
     }
     try {
       if (url.pathname.startsWith('/_fake/')) return control(req, res, url, body);
+      if (url.pathname.startsWith('/api/v3/') || !actions.handles(url.pathname)) {
+        // Every REST answer states the rate limit, as GitHub's do.
+        rateLimit.remaining = Math.max(rateLimit.remaining - 1, 0);
+        res.setHeader('x-ratelimit-limit', '5000');
+        res.setHeader('x-ratelimit-remaining', String(rateLimit.remaining));
+        res.setHeader('x-ratelimit-reset', String(rateLimit.reset));
+      }
       await api(req, res, url, body);
     } catch (e) {
       send(res, 500, { message: String(e) });

@@ -194,6 +194,15 @@ typedef struct np_jobs_v1 {
    * next_message in progress on the session returns NP_UNAVAILABLE
    * promptly, and so does every later one. An unknown handle is ignored. */
   void (*cancel)(void* self, uint64_t session);
+
+  /* ---- OPTIONAL ---- */
+
+  /* Any thread, never blocks: the forge API's rate limit for this
+   * instance's credential as its latest answer stated it (`remaining`
+   * requests left until `reset_at_ns`, wall clock); remaining = -1 while no
+   * answer has stated it. What an operator watches before the forge starts
+   * refusing registrations. */
+  np_code (*rate_limit)(void* self, int64_t* remaining, int64_t* reset_at_ns, np_error* err);
 } np_jobs_v1;
 
 #ifdef __cplusplus

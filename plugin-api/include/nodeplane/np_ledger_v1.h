@@ -346,6 +346,35 @@ typedef struct np_job_sink {
   int32_t (*put)(void* ctx, const np_job_v1* job);
 } np_job_sink;
 
+/* A forge's job as the host's job intake journals it (np_jobs_v1.h): what
+ * the forge said of it and which lease's runner served it. Keyed by tier and
+ * job_id. Every time is wall-clock nanoseconds, 0 until known. */
+typedef struct np_forge_job_v1 {
+  uint32_t struct_size;
+  const char* tier;
+  const char* job_id;        /* the forge's id of the job */
+  int64_t request_id;        /* the forge's runner request, 0 when it assigned the job directly */
+  const char* repository;    /* "owner/name" */
+  const char* workflow_ref;
+  const char* display_name;
+  int64_t workflow_run_id;
+  int64_t queued_at_ns;      /* at the forge */
+  int64_t received_at_ns;    /* when the intake first read of it */
+  int64_t acquired_at_ns;    /* when the intake acquired the forge's offer of it */
+  int64_t started_at_ns;     /* when a runner took it */
+  int64_t completed_at_ns;
+  const char* runner_name;
+  const char* lease_id;      /* the lease of the runner that took it */
+  const char* result;        /* the forge's verdict ("succeeded", "failed", "canceled", ...) */
+  int64_t settled_at_ns;     /* when the host settled lease_id with result */
+} np_forge_job_v1;
+
+typedef struct np_forge_job_sink {
+  uint32_t struct_size;
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_forge_job_v1* job);
+} np_forge_job_sink;
+
 /* ---- The vtable --------------------------------------------------------- *
  * Every function takes the instance from create first and the host's
  * np_error last, and returns NP_OK or an error code. Unless a slot says
@@ -573,6 +602,26 @@ typedef struct np_ledger_v1 {
   /* Up to `limit` job records assigned at or after `since_ns`, newest
    * first, open and ended alike: what an operator's dashboard lists. */
   np_code (*recent_jobs)(void* self, int64_t since_ns, uint32_t limit, np_job_sink out, np_error* err);
+
+  /* ---- Appended with the job intake: OPTIONAL, all three or none ---- *
+   * The job journal: the host's job intake writes what a forge's message
+   * said before it acknowledges the message, so a crash at any point leaves
+   * either the message (redelivered) or the entry. */
+
+  /* Merges `job` into the entry of (job->tier, job->job_id), creating it:
+   * each field the entry still lacks ("" or 0) takes the value given; a
+   * field once set never changes, so a redelivered message records nothing
+   * new. tier and job_id are required (NP_INVALID). */
+  np_code (*record_forge_job)(void* self, const np_forge_job_v1* job, np_error* err);
+  /* Up to `limit` (at most 1000) entries of `tier` ("" for every tier) first
+   * received at or after `since_ns`, newest first. */
+  np_code (*list_forge_jobs)(void* self, const char* tier, int64_t since_ns, uint32_t limit, np_forge_job_sink out,
+                             np_error* err);
+  /* Up to `limit` (at most 1000) entries of `tier` ("" for every tier) that
+   * are completed with a lease but not yet settled, oldest completion first:
+   * the completions the host still owes the fleet. */
+  np_code (*unsettled_forge_jobs)(void* self, const char* tier, uint32_t limit, np_forge_job_sink out,
+                                  np_error* err);
 } np_ledger_v1;
 
 #ifdef __cplusplus

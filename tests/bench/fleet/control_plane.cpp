@@ -57,11 +57,15 @@ std::string ControlPlane::Admin(const std::string& request) const {
   return reply.ok() ? *reply : "";
 }
 
-double ControlPlane::Metric(const std::string& name) const {
+std::string ControlPlane::MetricsText() const {
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(Admin(R"({"cmd":"metrics","args":{}})"), ec);
-  if (ec || !v.is_object() || !v.as_object().contains("result")) return -1;
-  std::istringstream text(std::string(v.at("result").at("text").as_string()));
+  if (ec || !v.is_object() || !v.as_object().contains("result")) return "";
+  return std::string(v.at("result").at("text").as_string());
+}
+
+double ControlPlane::Metric(const std::string& name) const {
+  std::istringstream text(MetricsText());
   double sum = 0;
   bool found = false;
   for (std::string line; std::getline(text, line);) {

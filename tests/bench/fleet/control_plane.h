@@ -35,6 +35,8 @@ class ControlPlane {
   // One admin request ({"cmd":..,"args":{..}} as JSON text); the final line
   // of the answer, "" when the socket is unreachable.
   std::string Admin(const std::string& request) const;
+  // The metrics text, "" when the socket is unreachable.
+  std::string MetricsText() const;
   // A gauge from the metrics text: the sum of `name`'s samples over their
   // labels; -1 if absent.
   double Metric(const std::string& name) const;

@@ -129,7 +129,7 @@ std::string RegisterBody(const SimFleet::Impl& im, const SimFleet::Node& n) {
   q.deployment = im.o.deployment;
   q.incarnation = n.incarnation;
   q.release = "fleet-bench";
-  q.vcpu = 4;
+  q.vcpu = im.o.vcpu;
   q.memory = int64_t{8} << 30;
   q.instances.assign(n.running.begin(), n.running.end());
   q.inventory_known = true;

@@ -27,6 +27,7 @@ struct FleetOptions {
   std::string ca_pem;                       // the deployment CA the server's certificate chains to
   std::string deployment;
   std::chrono::milliseconds job_duration{0};  // how long a launched job holds its lease
+  int64_t vcpu = 4;                           // each node's capacity (8 GiB of memory besides)
 };
 
 class SimFleet {

@@ -1,0 +1,81 @@
+// The job journal: a forge's jobs as the host's job intake read them
+// (np_ledger_v1.h, record_forge_job). An entry only ever gains fields, so
+// recording a redelivered message again is harmless.
+#include <algorithm>
+
+#include "sql_ledger_internal.h"
+
+namespace nodeplane::ledger {
+namespace {
+
+constexpr const char* kForgeJobColumns =
+    "tier, job_id, request_id, repository, workflow_ref, display_name, workflow_run_id, queued_at, received_at, "
+    "acquired_at, started_at, completed_at, runner_name, lease_id, result, settled_at";
+
+// A column keeps its value once it has one.
+std::string Keep(const char* column, const char* empty) {
+  return std::string(column) + " = CASE WHEN forge_jobs." + column + " = " + empty + " THEN excluded." + column +
+         " ELSE forge_jobs." + column + " END";
+}
+
+// SELECT <journal columns> FROM forge_jobs <tail>, binding `uses` in order.
+template <typename... U>
+std::vector<ForgeJobRow> SelectForgeJobs(soci::session& s, const std::string& tail, const U&... uses) {
+  ForgeJobRow r;
+  soci::details::prepare_temp_type p =
+      (s.prepare << (std::string("SELECT ") + kForgeJobColumns + " FROM forge_jobs " + tail));
+  p, soci::into(r.tier), soci::into(r.job_id), soci::into(r.request_id), soci::into(r.repository),
+      soci::into(r.workflow_ref), soci::into(r.display_name), soci::into(r.workflow_run_id), soci::into(r.queued_at),
+      soci::into(r.received_at), soci::into(r.acquired_at), soci::into(r.started_at), soci::into(r.completed_at),
+      soci::into(r.runner_name), soci::into(r.lease_id), soci::into(r.result), soci::into(r.settled_at);
+  static_cast<void>((p, ..., soci::use(uses)));
+  soci::statement st(p);
+  st.execute();
+  std::vector<ForgeJobRow> out;
+  while (st.fetch()) out.push_back(r);
+  return out;
+}
+
+}  // namespace
+
+void SqlLedger::RecordForgeJob(const ForgeJobRow& j) {
+  if (j.tier.empty() || j.job_id.empty()) Fail(NP_INVALID, "a journalled job needs its tier and its job id");
+  static const std::string kUpsert = [] {
+    std::string sql = std::string("INSERT INTO forge_jobs (") + kForgeJobColumns +
+                      ") VALUES (:tier, :job, :req, :repo, :wf, :name, :run, :queued, :received, :acquired, "
+                      ":started, :completed, :runner, :lease, :result, :settled) "
+                      "ON CONFLICT (tier, job_id) DO UPDATE SET ";
+    const char* numbers[] = {"request_id",  "workflow_run_id", "queued_at", "received_at", "acquired_at",
+                             "started_at",  "completed_at",    "settled_at"};
+    const char* texts[] = {"repository", "workflow_ref", "display_name", "runner_name", "lease_id", "result"};
+    bool first = true;
+    for (const char* c : numbers) sql += (first ? "" : ", ") + Keep(c, "0"), first = false;
+    for (const char* c : texts) sql += ", " + Keep(c, "''");
+    return sql;
+  }();
+  Write([&](soci::session& s) {
+    Exec(s, kUpsert, j.tier, j.job_id, j.request_id, j.repository, j.workflow_ref, j.display_name, j.workflow_run_id,
+         j.queued_at, j.received_at, j.acquired_at, j.started_at, j.completed_at, j.runner_name, j.lease_id, j.result,
+         j.settled_at);
+  });
+}
+
+std::vector<ForgeJobRow> SqlLedger::ListForgeJobs(const std::string& tier, int64_t since_ns, uint32_t limit) {
+  return Read([&](soci::session& s) {
+    return SelectForgeJobs(s,
+                           "WHERE (:t1 = '' OR tier = :t2) AND received_at >= :s "
+                           "ORDER BY received_at DESC, tier, job_id LIMIT :n",
+                           tier, tier, static_cast<long long>(since_ns), static_cast<long long>(std::min<uint32_t>(limit, 1000)));
+  });
+}
+
+std::vector<ForgeJobRow> SqlLedger::UnsettledForgeJobs(const std::string& tier, uint32_t limit) {
+  return Read([&](soci::session& s) {
+    return SelectForgeJobs(s,
+                           "WHERE (:t1 = '' OR tier = :t2) AND completed_at <> 0 AND settled_at = 0 "
+                           "AND lease_id <> '' ORDER BY completed_at, tier, job_id LIMIT :n",
+                           tier, tier, static_cast<long long>(std::min<uint32_t>(limit, 1000)));
+  });
+}
+
+}  // namespace nodeplane::ledger
