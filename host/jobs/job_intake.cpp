@@ -1,6 +1,20 @@
 #include "jobs/job_intake.h"
 
+#include <algorithm>
+
 namespace nodeplane::jobs {
+
+int64_t AdvertisedCeiling(uint32_t max_concurrent, uint32_t vcpu, uint64_t memory, uint32_t max_vcpu,
+                          uint64_t max_memory) {
+  if (max_concurrent > 0) return max_concurrent;
+  int64_t ceiling = -1;
+  if (max_vcpu > 0 && vcpu > 0) ceiling = max_vcpu / vcpu;
+  if (max_memory > 0 && memory > 0) {
+    const auto by_memory = static_cast<int64_t>(max_memory / memory);
+    ceiling = ceiling < 0 ? by_memory : std::min(ceiling, by_memory);
+  }
+  return ceiling < 0 ? kDefaultCeiling : std::max<int64_t>(ceiling, 1);
+}
 
 JobIntake::JobIntake(std::vector<ScaleSetTier> tiers, const std::map<std::string, ports::JobSource*>& sources,
                      const std::string& owner, ports::Ledger& ledger, plane::Runner& runner, Logger& log,

@@ -16,6 +16,16 @@
 
 namespace nodeplane::jobs {
 
+// The ceiling advertised for a tier's scale set (X-ScaleSetMaxCapacity),
+// steadily, as the reference's "steady advertisement" does: the tier's
+// max_concurrent, else as many of its shape (vcpu, memory) as the
+// deployment's limits hold (0: none), else kDefaultCeiling; at least 1.
+// Never what happens to be free now: work GitHub assigns beyond the room
+// waits, assigned, until a lease can be had.
+inline constexpr int64_t kDefaultCeiling = 10;
+int64_t AdvertisedCeiling(uint32_t max_concurrent, uint32_t vcpu, uint64_t memory, uint32_t max_vcpu,
+                          uint64_t max_memory);
+
 class JobIntake {
  public:
   // `sources` by target; every tier's target has one (validated config).

@@ -402,6 +402,8 @@ void NodeAgent::EndLease(wire::HttpClient& c, const std::string& lease, int64_t 
     return settled("node.release_moot", ErrorOf(*r));
   }
   log_.Warn("node.release_failed", {{"lease", lease}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
+  std::lock_guard lock(mu_);
+  unreleased_.emplace(lease, std::make_pair(ok, reason));  // Maintain asks again
 }
 
 void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
@@ -409,7 +411,6 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
   uint64_t tls_seen = 0;
   auto last_beat = std::chrono::steady_clock::now();
   uint64_t beats = 0;
-  std::map<std::string, bool> unreleased;  // exited jobs whose release did not reach the ledger yet
   while (!stop.stop_requested()) {
     ReloadTlsIfRenewed(c, tls_seen);
     if (agent_stop.stop_requested() && !withdrawn_ && !superseded_) {
@@ -419,27 +420,25 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
       withdrawn_ = true;
       log_.Info("node.withdrew", {{"answer", r.ok() ? std::to_string(r->status) : r.status().message()}});
     }
-    for (const Exit& e : provider_.Reap()) {
-      log_.Info("node.job_exited", {{"lease", e.lease}, {"code", e.code}});
-      unreleased[e.lease] = e.code == 0;
+    const std::vector<Exit> exits = provider_.Reap();
+    std::map<std::string, std::pair<bool, std::string>> to_end;
+    {
+      std::lock_guard lock(mu_);
+      for (const Exit& e : exits) unreleased_[e.lease] = {e.code == 0, "the job exited with a failure"};
+      to_end.swap(unreleased_);
     }
-    for (auto it = unreleased.begin(); it != unreleased.end();) {
+    for (const Exit& e : exits) log_.Info("node.job_exited", {{"lease", e.lease}, {"code", e.code}});
+    for (const auto& [lease, how] : to_end) {
       int64_t epoch = -1;
-      bool ok = it->second;
+      bool ok = how.first;
       {
         std::lock_guard lock(mu_);
-        if (auto j = jobs_.find(it->first); j != jobs_.end()) {
+        if (auto j = jobs_.find(lease); j != jobs_.end()) {
           epoch = j->second.epoch;
           if (j->second.verdict) ok = *j->second.verdict;
         }
       }
-      if (epoch >= 0) EndLease(c, it->first, epoch, ok, "the job exited with a failure");
-      std::lock_guard lock(mu_);
-      if (jobs_.count(it->first) == 0) {
-        it = unreleased.erase(it);
-      } else {
-        ++it;
-      }
+      if (epoch >= 0) EndLease(c, lease, epoch, ok, how.second);  // a failure puts it back
     }
     // Heartbeats at a third of the lease TTL.
     const auto interval = std::chrono::seconds(std::max<int64_t>(1, ttl_seconds_ / 3));

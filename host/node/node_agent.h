@@ -79,6 +79,12 @@ class NodeAgent {
   ProcessProvider provider_;
   std::mutex mu_;
   std::map<std::string, Job> jobs_;  // lease -> what the node holds
+  // Leases to end whose release has not reached the ledger (a job that
+  // exited, or a launch that started nothing, while the plane was away):
+  // lease -> (its outcome was a success, the reason otherwise). Maintain
+  // asks again until the ledger answers, so no lease is held for compute
+  // that is gone.
+  std::map<std::string, std::pair<bool, std::string>> unreleased_;
   std::atomic<int64_t> ttl_seconds_{90};
   std::atomic<bool> registered_{false};
   std::atomic<bool> withdrawn_{false};

@@ -21,9 +21,6 @@
 namespace nodeplane {
 namespace {
 
-// A scale set's ceiling when its tier sets no max_concurrent: what is
-// advertised to GitHub as X-ScaleSetMaxCapacity.
-constexpr int64_t kDefaultScaleSetRunners = 10;
 
 // Who holds a scale set's session, as GitHub shows it.
 std::string HostName() {
@@ -123,7 +120,8 @@ Status Daemon::Open() {
   for (const config::TierConfig& t : cfg_.tiers) {
     w.tiers[t.label] = wire::TierTarget{t.target, t.runner_group, t.labels, !t.scale_set.empty()};
     if (t.scale_set.empty()) continue;
-    const int64_t ceiling = t.max_concurrent > 0 ? t.max_concurrent : kDefaultScaleSetRunners;
+    const int64_t ceiling = jobs::AdvertisedCeiling(t.max_concurrent, t.vcpu, t.memory, cfg_.limits.max_vcpu,
+                                                    cfg_.limits.max_memory);
     const auto target = std::find_if(cfg_.targets.begin(), cfg_.targets.end(),
                                      [&](const config::TargetConfig& g) { return g.name == t.target; });
     scale_sets.push_back({t.label, t.target, t.scale_set, t.runner_group,
