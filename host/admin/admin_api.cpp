@@ -5,9 +5,8 @@
 #include <map>
 #include <thread>
 
-#include "config/config_loader.h"
+#include "common/names.h"
 #include "jobs/launch_assigned.h"
-#include "nodeplane/np_plugin.h"  // ledger ports report NP_* codes as Status::detail()
 #include "version.h"
 #include "wire/codec.h"
 
@@ -45,7 +44,7 @@ struct Request {
 std::string Text(const json::value& v) { return json::serialize(v); }
 
 const char* CodeName(const Status& s) {
-  if (s.detail() == plane::kNoNode) return "no_node";
+  if (plane::Is(s, plane::kNoNode)) return "no_node";
   switch (s.code()) {
     case Code::kInvalid: return "invalid";
     case Code::kNotFound: return "not_found";
@@ -67,7 +66,7 @@ const char* EnrollmentStateName(ports::EnrollmentState s) {
 }
 
 Status NeedName(const std::string& what, const std::string& name) {
-  if (config::IsValidName(name)) return Status::Ok();
+  if (IsValidName(name)) return Status::Ok();
   return Status::Invalid(what + " must be 1 to 64 of [a-zA-Z0-9._-], starting with a letter or digit");
 }
 
@@ -324,7 +323,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          const std::string id = r.String("lease");
          auto lease = ledger.GetLease(id);
          if (lease.ok()) return wire::EncodeLeaseObject(*lease);
-         if (lease.status().detail() != NP_NOT_FOUND) return lease.status();
+         if (!ports::Is(lease.status(), ports::Verdict::kNotFound)) return lease.status();
          // Ended: the job history still knows how.
          auto job = ledger.JobForLease(id);
          if (!job.ok()) return job.status();
@@ -431,7 +430,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          auto follow = [&](const std::string& id, std::string phase) {
            while (!r.stop.stop_requested()) {
              auto now = ledger.GetLease(id);
-             if (!now.ok() && now.status().detail() == NP_NOT_FOUND) {
+             if (!now.ok() && ports::Is(now.status(), ports::Verdict::kNotFound)) {
                auto j = ledger.JobForLease(id);
                phase = j.ok() && j->has_value() && (*j)->conclusion ? ports::PhaseName(*(*j)->conclusion) : "ended";
                r.Say("lease " + id + " is " + phase);
@@ -450,7 +449,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          // client that retries after losing its answer never runs a job twice.
          auto served = [&]() -> Result<std::optional<std::string>> {
            auto job = ledger.JobForRequest(request_id);
-           if (!job.ok() && job.status().detail() == NP_UNSUPPORTED) return std::optional<std::string>();
+           if (!job.ok() && ports::Is(job.status(), ports::Verdict::kUnsupported)) return std::optional<std::string>();
            if (!job.ok()) return job.status();
            if (!job->has_value()) return std::optional<std::string>();
            const ports::Job& j = **job;
@@ -474,14 +473,14 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          }
          auto escrowed = ledger.Escrow(tier, 1);
          if (!escrowed.ok()) return escrowed.status();
-         if (escrowed->empty()) return Status::Refused("no capacity for tier " + tier + " now").WithDetail(NP_NO_CAPACITY);
+         if (escrowed->empty()) return ports::WithVerdict(Status::Refused("no capacity for tier " + tier + " now"), ports::Verdict::kNoCapacity);
          ports::Lease lease = escrowed->front();
          count(&LeaseEvents::escrowed);
          if (Status s = ledger.Assign(lease.id, lease.epoch, run_id, request_id); !s.ok()) {
            // Another launch of the same request won the race: ours is given
            // back and theirs answered.
            if (ledger.Release(lease.id, lease.epoch, ports::Phase::kFailed).ok()) count(&LeaseEvents::released_failed);
-           if (s.detail() != NP_CONFLICT) return s;
+           if (!ports::Is(s, ports::Verdict::kConflict)) return s;
            auto prior = served();
            if (!prior.ok()) return prior.status();
            if (!prior->has_value()) return s;

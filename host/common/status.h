@@ -2,9 +2,9 @@
 //
 // No exception crosses from one layer of the host to another (config, plane,
 // wire, plugin adapters). A function that can fail returns a Status, or a
-// Result<T> that holds either a value or a non-ok Status. The codes mirror the
-// stable error codes of the plugin C ABI, so a plugin's answer maps onto a
-// Status without losing meaning.
+// Result<T> that holds either a value or a non-ok Status. The codes are the
+// broad classes every layer shares (the plugin ABI's NP_* codes map onto
+// them in the loader); a layer's finer reasons are its verdicts, detail().
 //
 // Thread safety: Status and Result are values; distinct objects may be used
 // from distinct threads freely.
@@ -53,8 +53,10 @@ class [[nodiscard]] Status {
   bool retryable() const { return code_ == Code::kUnavailable; }
   // "code: message", for logs and error replies.
   std::string ToString() const;
-  // A finer code from the layer that failed (a plugin's np_code such as
-  // NP_FORCE_RELEASE), for callers that branch on it; 0 when none.
+  // The verdict of the layer that failed, finer than code(), for callers
+  // that branch on why: a ports::Verdict (ports/verdict.h, from 101) or a
+  // plane::PlaneError (plane/errors.h, from 1001); 0 when none. Asked
+  // through each layer's Is(status, verdict), never by number.
   int32_t detail() const { return detail_; }
   Status WithDetail(int32_t detail) && {
     detail_ = detail;

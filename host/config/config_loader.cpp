@@ -25,6 +25,7 @@
 #include <tuple>
 #include <toml++/toml.h>
 
+#include "common/names.h"
 #include "config/address.h"
 
 namespace nodeplane::config {
@@ -927,16 +928,6 @@ std::string ConfigError::ToString() const {
   std::string out = file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
   if (!key.empty()) out += key + ": ";
   return out + message;
-}
-
-bool IsValidName(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  auto alnum = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  };
-  if (!alnum(name.front())) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
 size_t EditDistance(std::string_view a, std::string_view b) {

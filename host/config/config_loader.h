@@ -35,10 +35,6 @@ LoadResult LoadConfigFile(const std::string& path);
 // `file` is the name used in messages.
 LoadResult LoadConfigText(std::string_view text, const std::string& file);
 
-// The name rule for deployments, sites, tiers, targets, nodes and plugin
-// instances: ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$
-bool IsValidName(std::string_view name);
-
 // Edit distance, for "did you mean" suggestions.
 size_t EditDistance(std::string_view a, std::string_view b);
 

@@ -478,7 +478,7 @@ np_job_sink JobSink(std::vector<ports::Job>* out) {
 Result<std::optional<ports::Job>> LedgerAdapter::JobForLease(const std::string& lease) {
   std::vector<ports::Job> out;
   Status st = Call([&](void* s, np_error* e) { return vt_.job_for_lease(s, lease.c_str(), JobSink(&out), e); });
-  if (st.detail() == NP_NOT_FOUND) return std::optional<ports::Job>();
+  if (ports::Is(st, ports::Verdict::kNotFound)) return std::optional<ports::Job>();
   if (!st.ok()) return st;
   if (out.empty()) return std::optional<ports::Job>();
   return std::optional<ports::Job>(out.front());
@@ -486,8 +486,9 @@ Result<std::optional<ports::Job>> LedgerAdapter::JobForLease(const std::string& 
 
 Result<std::optional<ports::Job>> LedgerAdapter::JobForRequest(int64_t request_id) {
   if (vt_.job_for_request == nullptr) {  // optional: appended after 0.1.0
-    return Status(Code::kRefused, who_ + ": this ledger plugin cannot find a lease by its request id")
-        .WithDetail(NP_UNSUPPORTED);
+    return ports::WithVerdict(
+        Status(Code::kRefused, who_ + ": this ledger plugin cannot find a lease by its request id"),
+        ports::Verdict::kUnsupported);
   }
   std::vector<ports::Job> out;
   Status st = Call([&](void* s, np_error* e) { return vt_.job_for_request(s, request_id, JobSink(&out), e); });
@@ -521,8 +522,8 @@ np_forge_job_sink ForgeJobSink(std::vector<ports::ForgeJob>* out) {
 }  // namespace
 
 Status LedgerAdapter::NoJournal() const {
-  return Status(Code::kRefused, who_ + ": this ledger plugin keeps no job journal (record_forge_job)")
-      .WithDetail(NP_UNSUPPORTED);
+  return ports::WithVerdict(Status(Code::kRefused, who_ + ": this ledger plugin keeps no job journal (record_forge_job)"),
+                            ports::Verdict::kUnsupported);
 }
 
 Status LedgerAdapter::RecordForgeJob(const ports::ForgeJob& job) {

@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "nodeplane/np_plugin.h"
+#include "ports/verdict.h"
 
 namespace nodeplane::loader {
 
@@ -29,6 +30,10 @@ class PluginError {
 // Maps a stable ABI code onto the host's Status codes. A code this host does
 // not know is Internal, as the ABI's versioning policy requires.
 Code CodeOf(np_code rc);
+// Maps a stable ABI code onto the ports' verdicts (ports/verdict.h): the one
+// place the host reads NP_* numbers as reasons. Codes that say no more than
+// their Status code (invalid, unavailable, refused, internal) are kNone.
+ports::Verdict VerdictOf(np_code rc);
 
 // A string a plugin put, or "" for NULL.
 inline std::string TextOf(const char* s) { return s != nullptr ? s : ""; }

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <random>
 
-#include "nodeplane/np_plugin.h"  // the ledger ports report NP_* codes as Status::detail()
 #include "plane/plane_internal.h"
 
 namespace nodeplane::plane {
@@ -259,7 +258,7 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
     ports::NodeRegistration reg{req.node, req.provider, req.site, req.incarnation, req.release,
                                 req.vcpu, req.memory, negotiated};
     auto recorded = opts_.registrar->RegisterNode(reg);
-    if (!recorded.ok() && recorded.status().detail() == NP_CONFLICT) {
+    if (!recorded.ok() && ports::Is(recorded.status(), ports::Verdict::kConflict)) {
       std::lock_guard lock(mu_);
       finish();
       return Superseded(recorded.status().message());  // the ledger's word on R23, across restarts
@@ -677,7 +676,7 @@ Status Plane::Withdraw(const std::string& node, const std::string& incarnation) 
   // Ledger first: if it cannot record the withdrawal the node stays placeable (R34).
   if (opts_.registrar != nullptr) {
     Status s = opts_.registrar->NodeWithdrawn(node, epoch, incarnation);
-    if (s.detail() == NP_WITHDRAWAL_STALE) return Superseded("node \"" + node + "\" registered again meanwhile");
+    if (ports::Is(s, ports::Verdict::kWithdrawalStale)) return Superseded("node \"" + node + "\" registered again meanwhile");
     if (!s.ok()) return Status::Unavailable("the ledger could not record that node \"" + node + "\" is leaving: " +
                                             s.message());
   }

@@ -13,6 +13,7 @@ namespace nodeplane::ports {
 class CachePolicy {
  public:
   virtual ~CachePolicy() = default;
+  // Whether runs of `owner`/`repository` may use the transparent Actions cache.
   virtual Result<bool> ActionsCacheAllowed(const std::string& owner, const std::string& repository) = 0;
 };
 

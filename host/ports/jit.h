@@ -48,11 +48,13 @@ class JitSource {
   virtual ~JitSource() = default;
   // The runner group `group` ("" for the default); NotFound when absent.
   virtual Result<RunnerSet> Describe(const std::string& group) = 0;
+  // Registers a JIT runner in the set, with the request's name and labels; its config is SECRET.
   virtual Result<JitRegistration> MintJitConfig(const JitRequest& request) = 0;
   // The runner named exactly `runner_name`: found by that name (runner_id
   // 0), or by id when the source confirms the id carries that name
   // (Conflict otherwise); a runner already gone is Ok.
   virtual Status RemoveRunner(int64_t runner_id, const std::string& runner_name) = 0;
+  // Whether GitHub still has a runner of that name, its id, and whether it runs a job.
   virtual Result<RunnerState> RecoverRunner(const std::string& runner_name) = 0;
 };
 

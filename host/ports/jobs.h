@@ -55,6 +55,7 @@ struct QueueMessage {
 class JobSource {
  public:
   virtual ~JobSource() = default;
+  // Finds the scale set by name in the runner group, or creates it with `labels`; an absent group is NotFound.
   virtual Result<ScaleSet> EnsureScaleSet(const std::string& name, const std::string& runner_group,
                                           const std::vector<std::string>& labels) = 0;
   // Conflict (retryable) while another holder has the scale set's session.
@@ -62,10 +63,14 @@ class JobSource {
   // No message within `timeout` is an empty optional.
   virtual Result<std::optional<QueueMessage>> NextMessage(uint64_t session, int64_t last_message_id,
                                                           int64_t max_capacity, Nanos timeout) = 0;
+  // Deletes the message from the queue; until then it is delivered again.
   virtual Status Acknowledge(uint64_t session, int64_t message_id) = 0;
+  // Asks for offered jobs (JobAvailable); the request ids the forge granted, which may be fewer.
   virtual Result<std::vector<int64_t>> Acquire(uint64_t session, const std::vector<int64_t>& request_ids) = 0;
+  // Registers an ephemeral runner of the scale set; its config is SECRET.
   virtual Result<JitRegistration> ScaleSetJit(int64_t scale_set_id, const std::string& runner_name,
                                               const std::string& work_folder) = 0;
+  // Ends the session at the forge, so a successor need not wait for it to expire.
   virtual Status CloseSession(uint64_t session) = 0;
   // From any thread, without blocking: a NextMessage in progress on the
   // session ends promptly (Unavailable).

@@ -6,9 +6,9 @@
 // Implemented by loader/ledger_adapter.h over any nodeplane.ledger plugin,
 // and by in-memory fakes in tests. Every method may block and is thread-safe;
 // callers on an I/O thread hand the call to a worker. Failures are Status
-// values; Status::detail() carries the plugin's exact NP_* code (NP_FENCED,
-// NP_FORCE_RELEASE, ...) for callers that branch on it. "Not found" results
-// of lookups are std::optional, not errors.
+// values with a verdict (ports/verdict.h: Is(s, Verdict::kFenced), ...) for
+// callers that branch on why. "Not found" results of lookups are
+// std::optional, not errors.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "ports/verdict.h"
 
 namespace nodeplane::ports {
 
@@ -165,22 +166,37 @@ struct Catalog {
   std::vector<NodePolicy> nodes;
 };
 
+// Contracts below are one line each; the full text (every verdict, every
+// idempotence rule) is the ABI's, np_ledger_v1.h, slot by slot. "Fenced"
+// means a stale `epoch` is Verdict::kFenced.
 class LeaseStore {
  public:
   virtual ~LeaseStore() = default;
+  // Binds the lease to its escrowed node, recording `incarnation` as holder; the same node again is Ok.
   virtual Status Bind(const std::string& lease, int64_t epoch, const std::string& node,
                       const std::string& incarnation) = 0;
+  // Moves the lease along a legal edge (kBadTransition otherwise); a terminal phase archives the job.
   virtual Status Advance(const std::string& lease, int64_t epoch, Phase to, const std::string& incarnation) = 0;
+  // Extends expiry by the TTL; kForceRelease when an operator asked for the lease back.
   virtual Status Heartbeat(const std::string& lease, int64_t epoch) = 0;
+  // Records why an open lease will fail; the first reason wins (another is kConflict).
   virtual Status MarkFailure(const std::string& lease, int64_t epoch, const std::string& reason) = 0;
+  // Changes a remote lease's shape; kNoCapacity when it does not fit.
   virtual Status Resize(const std::string& lease, int64_t epoch, const std::string& instance_type, int64_t vcpu,
                         int64_t memory) = 0;
+  // Ends the lease with kDone or kFailed, freeing its capacity; the same outcome again is Ok.
   virtual Status Release(const std::string& lease, int64_t epoch, Phase outcome) = 0;
+  // One open lease; a missing or ended one is kNotFound.
   virtual Result<Lease> GetLease(const std::string& lease) = 0;
+  // Records what the runner found cached, first value of each column kept; fenced.
   virtual Status RecordCacheObservation(const std::string& lease, int64_t epoch, const CacheObservation& obs) = 0;
+  // Marks the lease's GitHub registration removed; unfenced, and Ok for a missing lease.
   virtual Status MarkDeregistered(const std::string& lease) = 0;
+  // Leases bound to `node` that may have compute (launching, online, busy, custody, teardown).
   virtual Result<std::vector<std::string>> LaunchedLeaseIds(const std::string& node) = 0;
+  // The node an ended lease's job ran on ("" when unattributed); kNotFound without history.
   virtual Result<std::string> EndedLeaseNode(const std::string& lease) = 0;
+  // Quarantined leases charged to `node`, whatever their age.
   virtual Result<std::vector<std::string>> QuarantinedLeaseIds(const std::string& node) = 0;
   // Every open lease charged to `node` (bound there, or escrowed for it);
   // "" for every open lease.
@@ -192,13 +208,20 @@ class LeaseStore {
 class Registrar {
  public:
   virtual ~Registrar() = default;
+  // Records a registration and returns the node's new epoch (+1 each time); a blank incarnation over a recorded one is kConflict.
   virtual Result<int64_t> RegisterNode(const NodeRegistration& reg) = 0;
+  // Marks the node unreachable; a stale epoch is Ok and changes nothing.
   virtual Status NodeGone(const std::string& node, int64_t epoch) = 0;
+  // The node asked to leave (fenced on epoch and incarnation: kWithdrawalStale); releases no lease.
   virtual Status NodeWithdrawn(const std::string& node, int64_t epoch, const std::string& incarnation) = 0;
+  // A plane that has just started marks every node unreachable.
   virtual Status ForgetEveryNode() = 0;
+  // Advances the node's dispatch fence before a launch is handed to it; 0 for an unknown node.
   virtual Result<int64_t> BumpDispatch(const std::string& node) = 0;
+  // Frees quarantined leases of `node` its inventory `running` shows gone, at its current epoch; how many.
   virtual Result<int64_t> ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,
                                                int64_t epoch) = 0;
+  // Corrects an ended lease's verdict from a completion; never ends an open lease (false).
   virtual Result<bool> SettleCompletionOnTerminalLease(const std::string& lease, int64_t lease_epoch,
                                                        Phase outcome) = 0;
 };
@@ -206,14 +229,23 @@ class Registrar {
 class BarrierStore {
  public:
   virtual ~BarrierStore() = default;
+  // The durable barrier request, if one exists.
   virtual Result<std::optional<ComputeBarrier>> ComputeBarrierInForce() = 0;
+  // Drops the barrier if its id is still `id`, with every run.
   virtual Status DropComputeBarrier(const std::string& id) = 0;
-  virtual Result<std::pair<int64_t, bool>> AdmissionGeneration() = 0;  // generation, sealed
+  // The admission generation, and whether the deployment is sealed at it (unreadable counts as sealed).
+  virtual Result<std::pair<int64_t, bool>> AdmissionGeneration() = 0;
+  // Admission and every open lease, oldest first, from one snapshot.
   virtual Result<Quiescence> GetQuiescence() = 0;
+  // The fence an observation must be taken against; empty for an unknown node.
   virtual Result<std::optional<NodeFence>> NodeFenceOf(const std::string& node) = 0;
+  // Records one fenced answer; a stale fence or a non-empty node ends that node's run.
   virtual Status RecordBarrierObservation(const BarrierObservation& obs) = 0;
+  // Ends the node's barrier run (it must be observed empty twice again).
   virtual Status InvalidateBarrierRun(const std::string& node) = 0;
+  // Ends every node's barrier run.
   virtual Status InvalidateEveryBarrierRun() = 0;
+  // As Registrar::ResolveQuarantineFor: the barrier's path to the same rule.
   virtual Result<int64_t> ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,
                                                int64_t epoch) = 0;
 };
@@ -221,19 +253,24 @@ class BarrierStore {
 class Enrollments {
  public:
   virtual ~Enrollments() = default;
-  // The token crosses as its SHA-256 (hex of the lower-cased, trimmed
-  // secret): the secret never reaches the store.
+  // Records the request and spends one use of the token, in one transaction; the same name and
+  // fingerprint again returns the row unspent. kBadJoinToken, kEnrollmentConflict. The token
+  // crosses as its SHA-256 (hex of the lower-cased, trimmed secret): the secret never reaches the store.
   virtual Result<Enrollment> RequestEnrollmentWithToken(const std::string& name, const std::string& fingerprint,
                                                         const std::string& csr_pem,
                                                         const std::string& token_sha256) = 0;
+  // The enrollment named `name`, if any.
   virtual Result<std::optional<Enrollment>> LookupEnrollment(const std::string& name) = 0;
 };
 
 class Revocations {
  public:
   virtual ~Revocations() = default;
+  // Whether a certificate is revoked: by serial, or issued before the node's cut-off.
   virtual Result<bool> CertRevokedFor(const std::string& node, const std::string& serial, int64_t issued_at_ns) = 0;
+  // Records a certificate handed out; a known serial is Ok.
   virtual Status RecordIssuedCert(const IssuedCert& cert) = 0;
+  // Records a renewal in one transaction; kParentRevoked if the parent was revoked meanwhile.
   virtual Status RecordRenewedCert(const IssuedCert& cert, const std::string& parent_serial,
                                    int64_t parent_issued_at_ns) = 0;
 };
@@ -242,37 +279,54 @@ class Revocations {
 class LedgerAdmin {
  public:
   virtual ~LedgerAdmin() = default;
+  // Installs the catalogue; called first, and again on a config reload.
   virtual Status SetCatalog(const Catalog& catalog) = 0;
+  // Up to min(want, headroom) placed leases of `tier` in one transaction; kUnknownTier, kAdmissionSealed.
   virtual Result<std::vector<Lease>> Escrow(const std::string& tier, int32_t want) = 0;
+  // Records the job a capacity lease serves; fenced; other ids, or a request another open lease serves, is kConflict.
   virtual Status Assign(const std::string& lease, int64_t epoch, int64_t run_id, int64_t request_id) = 0;
+  // Expires open leases past their TTL (escrow released, anything with compute quarantined); how many.
   virtual Result<int64_t> Reap() = 0;
+  // An operator's word: a quarantined lease fails now, a custody or teardown one is asked back; else kBadTransition.
   virtual Status ForceRelease(const std::string& lease) = 0;
+  // Every node the ledger knows.
   virtual Result<std::vector<Node>> ListNodes() = 0;
   // The job of the newest lease assigned `request_id`, open or ended; empty
-  // when none was. Unsupported (NP_UNSUPPORTED) from a plugin built before
+  // when none was. Verdict::kUnsupported from a plugin built before
   // it existed.
   virtual Result<std::optional<Job>> JobForRequest(int64_t request_id) = 0;
   // Up to `limit` jobs assigned at or after `since_ns`, newest first; none
   // from a plugin built before this existed.
   virtual Result<std::vector<Job>> RecentJobs(int64_t since_ns, uint32_t limit) = 0;
+  // Asks for a barrier at the current admission generation (joining one already asked).
   virtual Result<ComputeBarrier> RequestComputeBarrier(const std::string& actor) = 0;
+  // Seals or opens admission; kConflict when expected_generation >= 0 and differs. The new generation.
   virtual Result<int64_t> SetAdmission(bool sealed, int64_t expected_generation, const std::string& reason,
                                        const std::string& actor) = 0;
+  // Whether the barrier is proved: sealed, no lease open, every node observed empty twice a grace apart.
   virtual Result<bool> ComputeClear() = 0;
+  // Stores a join token by its hash; the secret never reaches the store.
   virtual Status CreateJoinToken(const std::string& token_sha256, int64_t uses, int64_t expires_at_ns,
                                  const std::string& note) = 0;
+  // Every join token, by hash.
   virtual Result<std::vector<JoinToken>> ListJoinTokens() = 0;
+  // Deletes a token; kNotFound when none has that hash.
   virtual Status RevokeJoinToken(const std::string& token_sha256) = 0;
+  // Enrollments in `state`, or in every state.
   virtual Result<std::vector<Enrollment>> ListEnrollments(std::optional<EnrollmentState> state) = 0;
+  // Approves (with the signed certificate) or denies; the fingerprint must match (kConflict; kNotFound).
   virtual Status DecideEnrollment(const std::string& name, const std::string& fingerprint, EnrollmentState state,
                                   const std::string& cert_pem) = 0;
+  // Revokes one serial, idempotent, whether or not it was ever issued.
   virtual Status RevokeCert(const std::string& serial, const std::string& node, const std::string& reason) = 0;
+  // Revokes every live certificate of the node and sets its cut-off to now; the serials revoked.
   virtual Result<std::vector<std::string>> RevokeNode(const std::string& node, const std::string& reason) = 0;
+  // Certificates recorded for `node` ("" for every node).
   virtual Result<std::vector<IssuedCert>> ListCerts(const std::string& node) = 0;
 };
 
 // The job journal (np_ledger_v1.h, record_forge_job). Every call is
-// Refused (NP_UNSUPPORTED) from a plugin built without it.
+// Refused (Verdict::kUnsupported) from a plugin built without it.
 class JobJournal {
  public:
   virtual ~JobJournal() = default;

@@ -1,7 +1,6 @@
 #include "wire/bootstrap_wire.h"
 
-#include "config/config_loader.h"
-#include "nodeplane/np_plugin.h"  // the ledger ports report NP_* codes as Status::detail()
+#include "common/names.h"
 #include "wire/codec.h"
 
 namespace nodeplane::wire {
@@ -35,7 +34,7 @@ void BootstrapWire::Handle(HttpRequest req, Responder respond) {
     };
     auto enroll = DecodeEnroll(body);
     if (!enroll.ok()) return reply(400, EncodeError("refused", enroll.status().message()));
-    if (!config::IsValidName(enroll->node)) {
+    if (!IsValidName(enroll->node)) {
       return reply(400, EncodeError("refused", "invalid node name; expected 1 to 64 of [a-zA-Z0-9._-]"));
     }
     auto fingerprint = pki::FingerprintOfCSR(enroll->csr_pem);
@@ -44,10 +43,10 @@ void BootstrapWire::Handle(HttpRequest req, Responder respond) {
     auto e = enrollments_.RequestEnrollmentWithToken(enroll->node, *fingerprint, enroll->csr_pem,
                                                      pki::JoinTokenHash(enroll->join_token));
     if (!e.ok()) {
-      if (e.status().detail() == NP_BAD_JOIN_TOKEN) {
+      if (ports::Is(e.status(), ports::Verdict::kBadJoinToken)) {
         return reply(401, EncodeError("unauthenticated", "enrolling requires a valid join token"));
       }
-      if (e.status().detail() == NP_ENROLLMENT_CONFLICT) {
+      if (ports::Is(e.status(), ports::Verdict::kEnrollmentConflict)) {
         return reply(409, EncodeError("refused", "the name " + enroll->node + " is claimed by another key"));
       }
       return reply(503, EncodeError("unavailable", e.status().message()));

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "nodeplane/np_plugin.h"  // the ledger ports report NP_* codes as Status::detail()
 #include "plane/errors.h"
 #include "wire/codec.h"
 
@@ -88,12 +87,12 @@ WireError MapStatus(const Status& s) {
     case plane::kTakeCustody: return {409, "custody"};
     case plane::kUnregistered: return {401, "unregistered"};
     case plane::kRefused: return {403, "refused"};
-    case NP_FENCED: return {409, "fenced"};
-    case NP_NOT_FOUND: return {404, "not_found"};
-    case NP_NO_CAPACITY: return {409, "no_capacity"};
-    case NP_FORCE_RELEASE: return {409, "force_release"};
     default: break;
   }
+  if (ports::Is(s, ports::Verdict::kFenced)) return {409, "fenced"};
+  if (ports::Is(s, ports::Verdict::kNotFound)) return {404, "not_found"};
+  if (ports::Is(s, ports::Verdict::kNoCapacity)) return {409, "no_capacity"};
+  if (ports::Is(s, ports::Verdict::kForceRelease)) return {409, "force_release"};
   switch (s.code()) {
     case Code::kUnavailable: return {503, "unavailable"};  // an outage is never a verdict
     case Code::kInvalid: return {400, "refused"};
@@ -280,7 +279,7 @@ void NodeWire::ForOwnLease(const std::shared_ptr<Call>& c, Step then) {
       if (by_owner.ok() && *by_owner) return then();  // the recorded owner
       // Otherwise the ledger decides, read in the same request (R19).
       auto lease = o_.leases->GetLease(c->lease);
-      if (!lease.ok() && lease.status().detail() == NP_NOT_FOUND) {
+      if (!lease.ok() && ports::Is(lease.status(), ports::Verdict::kNotFound)) {
         // Ended: whose job it was decides, so its node can still settle a
         // release and remove the lease's runner (R25).
         auto ended = o_.leases->EndedLeaseNode(c->lease);
@@ -480,7 +479,7 @@ void NodeWire::Renew(const std::shared_ptr<Call>& c) {
     Status s = o_.revocations != nullptr
                    ? o_.revocations->RecordRenewedCert(issued, parent.serial, parent.not_before_ns + pki::kSkewNs)
                    : Status::Unavailable("no revocation store is configured");
-    if (s.detail() == NP_PARENT_REVOKED) {
+    if (ports::Is(s, ports::Verdict::kParentRevoked)) {
       return c->Fail(401, "unauthenticated", "this certificate has been revoked and cannot renew");
     }
     if (!s.ok()) return c->Fail(503, "unavailable", "the new certificate cannot be recorded: " + s.message());
@@ -586,7 +585,7 @@ void NodeWire::Jit(const std::shared_ptr<Call>& c) {
 Result<std::string> NodeWire::TierOfLease(const std::string& lease_id) {
   auto lease = o_.leases->GetLease(lease_id);
   if (lease.ok()) return lease->tier;
-  if (lease.status().detail() != NP_NOT_FOUND) return lease.status();
+  if (!ports::Is(lease.status(), ports::Verdict::kNotFound)) return lease.status();
   auto job = o_.leases->JobForLease(lease_id);  // ended: its history still knows
   if (!job.ok()) return job.status();
   if (!job->has_value()) return lease.status();

@@ -75,7 +75,7 @@ TEST_F(ConcurrencyTest, TheReaperAndAReleaseResolveAsOne) {
   for (const auto& l : leases) {
     Status s = ledger_->Release(l.id, 0, Phase::kFailed);
     if (s.ok()) released++;
-    else if (s.detail() == NP_FENCED || s.detail() == NP_CONFLICT) fenced_or_gone++;
+    else if (ports::Is(s, ports::Verdict::kFenced) || ports::Is(s, ports::Verdict::kConflict)) fenced_or_gone++;
     else ADD_FAILURE() << s.ToString();
   }
   reaper.join();

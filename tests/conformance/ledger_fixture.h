@@ -15,6 +15,7 @@
 
 #include "loader/host_services.h"
 #include "loader/ledger_adapter.h"
+#include "loader/plugin_call.h"
 #include "loader/plugin_library.h"
 #include "nodeplane/np_ledger_v1.h"
 
@@ -70,11 +71,14 @@ class LedgerTest : public ::testing::Test {
   int64_t next_request_ = 200;  // Running()'s request ids
 };
 
-// Asserts a Status carries the plugin's exact code.
-#define EXPECT_NP(status_expr, np_code_value)                                              \
-  do {                                                                                     \
-    ::nodeplane::Status np_s_ = (status_expr);                                             \
-    EXPECT_EQ(np_s_.detail(), (np_code_value)) << #status_expr << " -> " << np_s_.ToString(); \
+// Asserts a Status carries the plugin's exact code: the Status code and the
+// verdict the loader reads it as.
+#define EXPECT_NP(status_expr, np_code_value)                                                          \
+  do {                                                                                                 \
+    ::nodeplane::Status np_s_ = (status_expr);                                                         \
+    EXPECT_EQ(np_s_.code(), ::nodeplane::loader::CodeOf(np_code_value)) << #status_expr << " -> " << np_s_.ToString(); \
+    EXPECT_TRUE(::nodeplane::ports::Is(np_s_, ::nodeplane::loader::VerdictOf(np_code_value)))           \
+        << #status_expr << " -> " << np_s_.ToString();                                                 \
   } while (0)
 
 #define ASSERT_OK(status_expr)                                  \

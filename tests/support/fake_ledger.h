@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "nodeplane/np_plugin.h"
 #include "ports/ledger.h"
 
 namespace nodeplane::testing {
@@ -62,7 +61,7 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
       if (on_withdraw) on_withdraw();
       if (fail_withdraw) return Status::Unavailable("the ledger is down");
       if (epochs[node] != epoch || incarnations[node] != inc || inc.empty()) {
-        return Status(Code::kConflict, "stale").WithDetail(NP_WITHDRAWAL_STALE);
+        return ports::WithVerdict(Status(Code::kConflict, "stale"), ports::Verdict::kWithdrawalStale);
       }
       live[node] = false;
       after = after_withdraw;

@@ -1,6 +1,7 @@
 // The config loader's accepted and refused inputs. Every refusal asserts the
 // key path and the line it names, and the substance of the message.
 #include "config/config_loader.h"
+#include "common/names.h"
 
 #include <gtest/gtest.h>
 

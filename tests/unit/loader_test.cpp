@@ -7,11 +7,13 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "loader/cache_policy_adapter.h"
 #include "loader/host_services.h"
+#include "loader/plugin_call.h"
 #include "loader/plugin_library.h"
 
 namespace nodeplane::loader {
@@ -150,7 +152,6 @@ TEST_F(LoaderTest, APluginRefusingItsConfigIsReportedWithItsMessage) {
     auto policy = CachePolicyAdapter::Create(*lib, "cache", R"({"bogus": 1})", host_.c(), validate_only);
     ASSERT_FALSE(policy.ok());
     EXPECT_EQ(policy.status().code(), Code::kInvalid);
-    EXPECT_EQ(policy.status().detail(), NP_INVALID);
     EXPECT_NE(policy.status().message().find("plugin instance \"cache\""), std::string::npos);
     EXPECT_NE(policy.status().message().find("unknown key \"bogus\" in the cache policy config"), std::string::npos)
         << policy.status().message();
@@ -189,6 +190,25 @@ TEST_F(LoaderTest, ConcurrentCallsRunOnThePool) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(allowed.load(), 800);
   EXPECT_EQ(denied.load(), 800);
+}
+
+// Every ABI code that names a reason reaches the host as a verdict of its
+// own; one that only repeats its Status code (or a code this host does not
+// know) carries none, and its Status says it all.
+TEST(VerdictOf, EachReasonCodeHasAVerdictOfItsOwn) {
+  std::set<ports::Verdict> seen;
+  for (np_code rc = NP_OK; rc <= NP_SCHEMA_TOO_NEW; ++rc) {
+    const ports::Verdict v = VerdictOf(rc);
+    const bool plain = rc == NP_OK || rc == NP_INVALID || rc == NP_UNAVAILABLE || rc == NP_REFUSED || rc == NP_INTERNAL;
+    if (plain) {
+      EXPECT_EQ(v, ports::Verdict::kNone) << rc;
+    } else {
+      EXPECT_NE(v, ports::Verdict::kNone) << rc;
+      EXPECT_TRUE(seen.insert(v).second) << rc << " shares its verdict";
+    }
+  }
+  EXPECT_EQ(VerdictOf(999), ports::Verdict::kNone);
+  EXPECT_TRUE(ports::Is(PluginError().ToStatus(NP_FORCE_RELEASE, "p"), ports::Verdict::kForceRelease));
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ TEST_F(SqliteLedgerTest, ALedgerFromANewerSchemaIsRefused) {
   Sql("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (99, 'future', 'x', 0)");
   auto refused = Open();
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().detail(), NP_SCHEMA_TOO_NEW);
+  EXPECT_TRUE(ports::Is(refused.status(), ports::Verdict::kSchemaTooNew));
   EXPECT_NE(refused.status().message().find("schema version 99, written by a newer nodeplane"), std::string::npos)
       << refused.status().message();
 }
