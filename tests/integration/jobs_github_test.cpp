@@ -13,6 +13,7 @@
 #include <future>
 #include <thread>
 
+#include "free_port.h"
 #include "github_doubles.h"
 #include "loader/host_services.h"
 #include "loader/jobs_adapter.h"
@@ -318,6 +319,48 @@ TEST_F(JobsGithubTest, OutagesAreRetriedAndRateLimitsAreUnavailableWithTheirWait
   EXPECT_EQ(s.status().code(), Code::kUnavailable);
   EXPECT_EQ(s.status().retry_after_ns(), 7'000'000'000);
   EXPECT_TRUE(src.OpenSession(id, "host-a", nullptr).ok());
+}
+
+// The one REST call of the job source that GitHub's OpenAPI description
+// covers is the registration token that opens the bootstrap; the rest
+// (runner-registration and the Actions service) has no public description,
+// so the stateful fake above stands in for it.
+TEST(JobsGithubSchemaTest, TheRegistrationTokenRequestPassesGithubsRequestValidation) {
+  ASSERT_TRUE(std::filesystem::exists(kDoubles + "/node_modules/.bin/prism"))
+      << "run packaging/setup-test-doubles.sh to install the GitHub test doubles";
+  const std::string dir = TempDir("np-jobs-prism");
+  const uint16_t port = testing::FreeLoopbackPort();
+  {
+    testing::Child prism({kDoubles + "/node_modules/.bin/prism", "mock", "--errors", "-h", "127.0.0.1", "-p",
+                          std::to_string(port), kDoubles + "/node_modules/@octokit/openapi/generated/ghes-3.19.json"},
+                         dir + "/prism.log");
+    ASSERT_TRUE(prism.AwaitLine("Prism is listening on")) << ReadAll(dir + "/prism.log");
+    testing::MakeAppKey(dir + "/app.pem", dir + "/app.pub");
+    std::FILE* log_file = std::fopen((dir + "/host.log").c_str(), "w");
+    {
+      Logger log(LogLevel::kDebug, LogFormat::kLogfmt, log_file);
+      loader::HostServices host(log, dir);
+      auto lib = loader::PluginLibrary::Open(std::string(PLUGIN_DIR) + "/jit-github.so", "", host.c());
+      ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+      // Prism serves paths at "/", ignoring the spec's /api/v3 server prefix.
+      auto src = loader::JobsAdapter::Create(*lib, "github-jobs",
+                                             "{\"api_url\":\"http://127.0.0.1:" + std::to_string(port) +
+                                                 R"(","organization":"octo-org","app_id":1,"private_key_file":"app.pem"})",
+                                             host.c(), false);
+      ASSERT_TRUE(src.ok()) << src.status().ToString();
+      auto set = (*src)->EnsureScaleSet("np-large", "", {"self-hosted", "linux"});
+      ASSERT_FALSE(set.ok());  // Prism knows no runner-registration route
+      EXPECT_NE(set.status().message().find("Actions service registration was refused"), std::string::npos)
+          << set.status().ToString();
+    }
+    std::fclose(log_file);
+  }
+  const std::string log = ReadAll(dir + "/prism.log");
+  const size_t token = log.find("/orgs/octo-org/actions/runners/registration-token");
+  ASSERT_NE(token, std::string::npos) << log;
+  EXPECT_NE(log.find("The request passed the validation rules", token), std::string::npos) << log;
+  EXPECT_EQ(log.find("[VALIDATOR] \u2716"), std::string::npos) << log;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
