@@ -23,6 +23,7 @@
 #include "jobs_vtable.h"
 #include "nodeplane/np_jit_v1.h"
 #include "plugin_config.h"
+#include "plugin_entry.h"
 #include "plugin_error.h"
 
 namespace nodeplane::plugins::github {
@@ -102,10 +103,5 @@ const np_plugin_desc kPlugin = {sizeof(np_plugin_desc), kName, NODEPLANE_PLUGIN_
 }  // namespace nodeplane::plugins::github
 
 extern "C" NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
-  if (n->host_abi_min > NP_ABI_VERSION || n->host_abi_max < NP_ABI_VERSION) {
-    return np_error_set(err, NP_UNSUPPORTED, 0, "jit-github is built for plugin ABI 1");
-  }
-  n->chosen_abi = NP_ABI_VERSION;
-  n->plugin = &nodeplane::plugins::github::kPlugin;
-  return NP_OK;
+  return nodeplane::plugins::ChooseAbi(n, err, nodeplane::plugins::github::kPlugin);
 }

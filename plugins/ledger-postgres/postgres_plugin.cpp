@@ -30,6 +30,7 @@
 #include "ledger_error.h"
 #include "ledger_vtable.h"
 #include "plugin_config.h"
+#include "plugin_entry.h"
 #include "secret_file.h"
 #include "session.h"
 #include "sql_ledger.h"
@@ -113,7 +114,7 @@ bool ValidSchema(const std::string& s) {
 
 np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t flags, void** instance,
                np_error* err) {
-  try {
+  return LedgerCall(kName, err, "ledger-postgres: cannot reach the database: ", [&] {
     PluginConfig cfg(json, len, kName);
     const std::string dsn = cfg.String("dsn", "", true);
     const std::string password_file = cfg.String("password_file", "");
@@ -134,7 +135,7 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     }
     if (flags & NP_CREATE_VALIDATE_ONLY) {  // the config's shape only: no file, no connection
       *instance = nullptr;
-      return NP_OK;
+      return;
     }
     std::string password;
     if (!password_file.empty()) password = ReadPassword(password_file);
@@ -153,16 +154,7 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     o.barrier_grace_ns = grace * 1'000'000'000;
     o.quarantine_grace_ns = quarantine * 1'000'000'000;
     *instance = new SqlLedger(host, std::move(o));
-    return NP_OK;
-  } catch (const LedgerError& e) {
-    return np_error_set(err, e.code(), e.code() == NP_UNAVAILABLE ? 1u : 0u, e.what());
-  } catch (const soci::soci_error& e) {
-    // libpq's words name the host and the reason, never the password.
-    return np_error_set(err, NP_UNAVAILABLE, 1,
-                        (std::string(kName) + ": cannot reach the database: " + e.get_error_message()).c_str());
-  } catch (const std::exception& e) {
-    return np_error_set(err, NP_UNAVAILABLE, 1, (std::string(kName) + ": " + e.what()).c_str());
-  }
+  });
 }
 
 const np_ledger_v1 kVtable = MakeLedgerVtable(&Create);
@@ -177,10 +169,5 @@ const np_plugin_desc kPlugin = {sizeof(np_plugin_desc), kName, NODEPLANE_PLUGIN_
 }  // namespace nodeplane::ledger
 
 extern "C" NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
-  if (n->host_abi_min > NP_ABI_VERSION || n->host_abi_max < NP_ABI_VERSION) {
-    return np_error_set(err, NP_UNSUPPORTED, 0, "ledger-postgres is built for plugin ABI 1");
-  }
-  n->chosen_abi = NP_ABI_VERSION;
-  n->plugin = &nodeplane::ledger::kPlugin;
-  return NP_OK;
+  return nodeplane::plugins::ChooseAbi(n, err, nodeplane::ledger::kPlugin);
 }

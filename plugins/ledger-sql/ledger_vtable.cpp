@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -16,21 +15,10 @@ namespace {
 SqlLedger& L(void* self) { return *static_cast<SqlLedger*>(self); }
 std::string Str(const char* s) { return s != nullptr ? s : ""; }
 
-// Runs `body`, turning whatever it throws into an np_code and a message.
+// Every slot's body runs here (plugin_error.h G1, ledger_error.h).
 template <typename F>
 np_code Guard(np_error* err, F&& body) {
-  try {
-    body();
-    return NP_OK;
-  } catch (const LedgerError& e) {
-    return np_error_set(err, e.code(), e.code() == NP_UNAVAILABLE ? 1u : 0u, e.what());
-  } catch (const soci::soci_error& e) {
-    return np_error_set(err, NP_UNAVAILABLE, 1, ("the ledger store failed: " + e.get_error_message()).c_str());
-  } catch (const std::exception& e) {
-    return np_error_set(err, NP_INTERNAL, 0, e.what());
-  } catch (...) {
-    return np_error_set(err, NP_INTERNAL, 0, "unknown failure in the ledger plugin");
-  }
+  return LedgerCall("ledger-sql", err, "the ledger store failed: ", std::forward<F>(body));
 }
 
 template <typename Sink, typename T>

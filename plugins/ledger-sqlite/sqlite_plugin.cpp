@@ -17,6 +17,7 @@
 #include "ledger_error.h"
 #include "ledger_vtable.h"
 #include "plugin_config.h"
+#include "plugin_entry.h"
 #include "sql_ledger.h"
 
 namespace nodeplane::ledger {
@@ -56,7 +57,7 @@ void VerifyPragmas(const std::string& path) {
 
 np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t flags, void** instance,
                np_error* err) {
-  try {
+  return LedgerCall(kName, err, "ledger-sqlite: the database failed: ", [&] {
     PluginConfig cfg(json, len, kName);
     std::string path = cfg.String("path", "ledger.db");
     int64_t readers = cfg.Integer("readers", 4, 1, 64);
@@ -71,7 +72,7 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     }
     if (flags & NP_CREATE_VALIDATE_ONLY) {
       *instance = nullptr;
-      return NP_OK;
+      return;
     }
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
@@ -87,12 +88,7 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     auto ledger = std::make_unique<SqlLedger>(host, std::move(o));
     VerifyPragmas(path);
     *instance = ledger.release();
-    return NP_OK;
-  } catch (const LedgerError& e) {
-    return np_error_set(err, e.code(), e.code() == NP_UNAVAILABLE ? 1u : 0u, e.what());
-  } catch (const std::exception& e) {
-    return np_error_set(err, NP_UNAVAILABLE, 1, (std::string(kName) + ": " + e.what()).c_str());
-  }
+  });
 }
 
 const np_ledger_v1 kVtable = MakeLedgerVtable(&Create);
@@ -107,9 +103,6 @@ const np_plugin_desc kPlugin = {sizeof(np_plugin_desc), kName, NODEPLANE_PLUGIN_
 }  // namespace nodeplane::ledger
 
 extern "C" NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
-  if (n->host_abi_min > NP_ABI_VERSION || n->host_abi_max < NP_ABI_VERSION) {
-    return np_error_set(err, NP_UNSUPPORTED, 0, "ledger-sqlite is built for plugin ABI 1");
-  }
   // Every session is used by one thread at a time (sql_ledger.h L1, L2), so
   // SQLite's per-call connection mutex is pure cost: an escrow reads the
   // whole fleet, several API calls per node. Multi-thread mode drops it. It
@@ -118,7 +111,5 @@ extern "C" NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
   // is as correct and a little slower.
   static const int threading = sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
   (void)threading;
-  n->chosen_abi = NP_ABI_VERSION;
-  n->plugin = &nodeplane::ledger::kPlugin;
-  return NP_OK;
+  return nodeplane::plugins::ChooseAbi(n, err, nodeplane::ledger::kPlugin);
 }

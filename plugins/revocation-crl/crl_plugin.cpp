@@ -7,6 +7,7 @@
 //   on_expired  "refuse" (default) or "warn": what a CRL past its nextUpdate means
 #include "crl_list.h"
 #include "plugin_config.h"
+#include "plugin_entry.h"
 #include "plugin_error.h"
 
 namespace nodeplane::plugins {
@@ -16,7 +17,7 @@ constexpr const char* kName = "revocation-crl";
 
 np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t flags, void** instance,
                np_error* err) {
-  try {
+  return GuardedCall(kName, err, [&] {
     PluginConfig cfg(json, len, kName);
     CrlConfig c;
     c.crl_files = cfg.Strings("crl_files", true);
@@ -29,24 +30,20 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     c.refuse_expired = policy == "refuse";
     if (flags & NP_CREATE_VALIDATE_ONLY) {  // the config's shape only: no file is opened
       *instance = nullptr;
-      return NP_OK;
+      return;
     }
     *instance = new CrlList(host, std::move(c));  // loads and verifies: a bad file fails here
-    return NP_OK;
-  } catch (const PluginError& e) {
-    return np_error_set(err, e.code(), 0, e.what());  // PluginConfig names the plugin; the host names the instance
-  } catch (const std::exception& e) {
-    return np_error_set(err, NP_INTERNAL, 0, (std::string(kName) + ": " + e.what()).c_str());
-  }
+  });
 }
 
 void Destroy(void* self) { delete static_cast<CrlList*>(self); }
 
 np_code IsRevoked(void* self, const np_cert_identity_v1* cert, uint32_t* revoked, np_error* err) {
-  std::string why;
-  np_code rc = static_cast<CrlList*>(self)->IsRevoked(*cert, revoked, &why);
-  if (rc != NP_OK) return np_error_set(err, rc, 1, (std::string(kName) + ": " + why).c_str());
-  return NP_OK;
+  return GuardedCall(kName, err, [&] {
+    std::string why;
+    const np_code rc = static_cast<CrlList*>(self)->IsRevoked(*cert, revoked, &why);
+    if (rc != NP_OK) Fail(rc, std::string(kName) + ": " + why);
+  });
 }
 
 const np_revocation_v1 kVtable = {sizeof(np_revocation_v1), &Create, &Destroy, &IsRevoked};
@@ -61,10 +58,5 @@ const np_plugin_desc kPlugin = {sizeof(np_plugin_desc), kName, NODEPLANE_PLUGIN_
 }  // namespace nodeplane::plugins
 
 extern "C" NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
-  if (n->host_abi_min > NP_ABI_VERSION || n->host_abi_max < NP_ABI_VERSION) {
-    return np_error_set(err, NP_UNSUPPORTED, 0, "revocation-crl is built for plugin ABI 1");
-  }
-  n->chosen_abi = NP_ABI_VERSION;
-  n->plugin = &nodeplane::plugins::kPlugin;
-  return NP_OK;
+  return nodeplane::plugins::ChooseAbi(n, err, nodeplane::plugins::kPlugin);
 }
