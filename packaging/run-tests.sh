@@ -2,7 +2,8 @@
 # README command two: set up, build, and run every test. In CI (CI=true) the
 # build uses -Werror; the unit, conformance and jit-github tests also run
 # under AddressSanitizer with UndefinedBehaviorSanitizer, and under
-# ThreadSanitizer; the wire's fuzz target runs for a bounded time
+# ThreadSanitizer; the Plane is built by clang with -Wthread-safety as
+# errors (NODEPLANE_THREAD_SAFETY); the wire's fuzz target runs for a bounded time
 # (NODEPLANE_FUZZ_SECONDS, default 60); and the Debian packages are built and
 # checked (packaging/package-test.sh).
 set -euo pipefail
@@ -26,6 +27,9 @@ if [ "${CI:-}" = true ] || [ "${NODEPLANE_SANITIZERS:-}" = 1 ]; then
   (cd build-asan && ctest -j2 -L 'unit|conformance|github' --output-on-failure)
   bash packaging/build.sh build-tsan -DNODEPLANE_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j2 -L 'unit|conformance|github' --output-on-failure)
+  # The Plane's lock discipline, checked by clang (-Wthread-safety as errors).
+  CC=clang CXX=clang++ BUILD_TARGET=nodeplane_plane bash packaging/build.sh build-thread-safety -DNODEPLANE_THREAD_SAFETY=ON \
+    -DNODEPLANE_TESTS=OFF -DNODEPLANE_PLUGIN_LEDGER_SQLITE=OFF -DNODEPLANE_PLUGIN_LEDGER_POSTGRES=OFF
   CC=clang CXX=clang++ BUILD_TARGET=wire-request-fuzz bash packaging/build.sh build-fuzz -DNODEPLANE_FUZZ=ON -DNODEPLANE_TESTS=OFF \
     -DNODEPLANE_PLUGIN_LEDGER_SQLITE=OFF -DNODEPLANE_PLUGIN_LEDGER_POSTGRES=OFF
   corpus=$(mktemp -d)

@@ -16,7 +16,7 @@ constexpr size_t kConcurrentAsks = 8;
 std::vector<std::string> Plane::BarrierTargetsForTest() const { return BarrierTargets(); }
 
 std::vector<std::string> Plane::BarrierTargets() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> names;
   for (const auto& [name, n] : nodes_) {
     if (n->wire_version >= kMinProtocol) names.push_back(name);

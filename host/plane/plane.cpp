@@ -59,7 +59,7 @@ Plane::Plane(PlaneOptions options)
       poll_window_ns_(opts_.poll_window_ns) {
   // The poll timer answers parked polls whose window closed.
   poll_timer_ = std::jthread([this](std::stop_token) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     while (!stopping_) {
       const int64_t now = clock_->Now();
       Completions done;
@@ -75,13 +75,13 @@ Plane::Plane(PlaneOptions options)
         done.push_back({t, std::optional<Command>()});
       }
       if (!done.empty()) {
-        lock.unlock();
+        lock.Unlock();
         Fire(done);
-        lock.lock();
+        lock.Lock();
         continue;
       }
       const int64_t next = poll_deadlines_.empty() ? now + 1'000'000'000 : poll_deadlines_.begin()->first;
-      clock_->WaitUntil(lock, timer_cv_, next, [&] {
+      clock_->WaitUntil(lock.native(), timer_cv_, next, [&]() NP_REQUIRES(mu_) {
         return stopping_ || (!poll_deadlines_.empty() && poll_deadlines_.begin()->first < next);
       });
     }
@@ -96,7 +96,7 @@ Plane::~Plane() {
 void Plane::Shutdown() {
   Completions done;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     for (auto& [name, n] : nodes_) {
       FailQueuedLocked(*n, "the control plane is stopping, so nothing started");
@@ -135,7 +135,7 @@ const Tier* Plane::TierOf(const std::string& label) const {
 }
 
 int64_t Plane::poll_window_ns() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return poll_window_ns_;
 }
 
@@ -216,7 +216,7 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
   // Same-node registrations are serialised; other nodes are not blocked.
   std::mutex* node_lock;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto& m = registration_locks_[req.node];
     if (!m) m = std::make_unique<std::mutex>();
     node_lock = m.get();
@@ -224,7 +224,7 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
   std::lock_guard registration(*node_lock);
   uint64_t before;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     NodeState* n = Find(req.node);
     // Once a process claimed an incarnation, a registration without one is
     // another process under the name, never a wildcard (R23).
@@ -239,14 +239,14 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
     }
     before = owner_seq_;
   }
-  auto finish = [&] {
+  auto finish = [&]() NP_REQUIRES(mu_) {
     if (NodeState* n = Find(req.node)) n->registering = std::max(0, n->registering - 1);
   };
   // What the ledger places on the node, read before the row changes: the
   // owners a restart forgot (R14) and the ended leases to forget (R25).
   auto placed = LeasesOn(req.node);
   if (!placed.ok()) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     finish();
     return Status::Unavailable("the ledger could not say what it places on node \"" + req.node +
                                "\"; try again: " + placed.status().message());
@@ -259,12 +259,12 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
                                 req.vcpu, req.memory, negotiated};
     auto recorded = opts_.registrar->RegisterNode(reg);
     if (!recorded.ok() && ports::Is(recorded.status(), ports::Verdict::kConflict)) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       finish();
       return Superseded(recorded.status().message());  // the ledger's word on R23, across restarts
     }
     if (!recorded.ok()) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       finish();
       return Status::Unavailable("the ledger could not record node \"" + req.node +
                                  "\"; try again: " + recorded.status().message());
@@ -277,7 +277,7 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
   resp.deployment = opts_.deployment;
   resp.lease_ttl_seconds = opts_.lease_ttl_ns / 1'000'000'000;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     resp.poll_seconds = poll_window_ns_ / 1'000'000'000;
     auto& slot = nodes_[req.node];
     if (!slot) {
@@ -310,7 +310,7 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
     if (!freed.ok()) log_->Warn("plane.quarantine_unresolved", {{"node", req.node}, {"error", freed.status().message()}});
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     NodeState* n = Find(req.node);
     if (n != nullptr && n->incarnation == req.incarnation) {
       const std::set<std::string> inventory(req.instances.begin(), req.instances.end());
@@ -329,7 +329,7 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
 }
 
 Status Plane::CheckIncarnation(const std::string& node, const std::string& claimed) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const NodeState* n = Find(node);
   if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered; register again");
   if (n->incarnation.empty() || n->incarnation == claimed) return Status::Ok();
@@ -337,7 +337,7 @@ Status Plane::CheckIncarnation(const std::string& node, const std::string& claim
 }
 
 void Plane::Seen(const std::string& node, const std::string& incarnation) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   NodeState* n = Find(node);
   if (n != nullptr && !SupersededLocked(*n, incarnation)) n->last_seen = clock_->Now();
 }
@@ -383,7 +383,7 @@ std::shared_ptr<PollTicket> Plane::PollAsync(const std::string& node, const std:
   ticket->callback = std::move(callback);
   Completions done;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     NodeState* n = Find(node);
     if (n == nullptr || stopping_) {
       ticket->finished = true;
@@ -411,7 +411,7 @@ std::shared_ptr<PollTicket> Plane::PollAsync(const std::string& node, const std:
 }
 
 void Plane::CancelPoll(const std::shared_ptr<PollTicket>& ticket) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (ticket->finished) return;
   ticket->finished = true;
   if (NodeState* n = Find(ticket->node)) {
@@ -423,7 +423,7 @@ void Plane::CancelPoll(const std::shared_ptr<PollTicket>& ticket) {
 void Plane::GiveBack(const std::string& node, const std::string& incarnation, const std::string& command_id) {
   Completions done;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     NodeState* n = Find(node);
     if (n == nullptr) return;
     auto it = n->in_flight.find(command_id);
@@ -525,7 +525,7 @@ void Plane::FailQueuedLocked(NodeState& n, const std::string& why) {
 }
 
 Status Plane::ReceiveResult(const std::string& node, const std::string& incarnation, const CommandResult& result) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   NodeState* n = Find(node);
   if (n != nullptr && !SupersededLocked(*n, incarnation)) n->last_seen = clock_->Now();
   if (n != nullptr) {
@@ -608,7 +608,7 @@ void Plane::RecordGone(std::vector<std::pair<std::string, int64_t>> gone) {
       retry.emplace_back(name, epoch);
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   pending_gone_.insert(pending_gone_.end(), retry.begin(), retry.end());
 }
 
@@ -616,7 +616,7 @@ void Plane::ExpireSilentNodes() {
   Completions done;
   std::vector<std::pair<std::string, int64_t>> gone;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ExpireStaleLocked(done);
     gone.swap(pending_gone_);
   }
@@ -628,7 +628,7 @@ void Plane::Evict(const std::string& node, const std::string& why) {
   Completions done;
   std::vector<std::pair<std::string, int64_t>> gone;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     NodeState* n = Find(node);
     if (n == nullptr) return;
     FailQueuedLocked(*n, "node \"" + node + "\" was evicted (" + why + ") before taking this command, so nothing started");
@@ -654,7 +654,7 @@ void Plane::Watch(std::stop_token stop) {
     ExpireSilentNodes();
     int64_t period;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       period = StaleAfterLocked() / 2;  // noticed within about one and a half windows
     }
     std::unique_lock lock(m);
@@ -665,7 +665,7 @@ void Plane::Watch(std::stop_token stop) {
 Status Plane::Withdraw(const std::string& node, const std::string& incarnation) {
   int64_t epoch;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     NodeState* n = Find(node);
     if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered");
     if (SupersededLocked(*n, incarnation)) {
@@ -682,7 +682,7 @@ Status Plane::Withdraw(const std::string& node, const std::string& incarnation) 
   }
   Completions done;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     NodeState* n = Find(node);
     // The race between the two sections resolves as expiry would (R35).
     if (n == nullptr || n->incarnation != incarnation || n->ledger_epoch != epoch) {
@@ -707,14 +707,14 @@ std::vector<std::string> Plane::LiveNodesLocked() const {
 }
 
 std::vector<std::string> Plane::Nodes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return LiveNodesLocked();
 }
 
 // ---- Test hooks ----
 
 Plane::Stats Plane::GetStats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Stats s;
   s.nodes = nodes_.size();
   for (const auto& [name, n] : nodes_) {
@@ -727,39 +727,39 @@ Plane::Stats Plane::GetStats() const {
 }
 
 std::map<std::string, int64_t> Plane::LastSeen() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::map<std::string, int64_t> out;
   for (const auto& [name, n] : nodes_) out[name] = n->last_seen;
   return out;
 }
 
 size_t Plane::QueuedForTest(const std::string& node) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const NodeState* n = Find(node);
   return n == nullptr ? 0 : n->queue.size();
 }
 
 size_t Plane::WaitersForTest(const std::string& node) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const NodeState* n = Find(node);
   return n == nullptr ? 0 : n->waiters.size();
 }
 
 size_t Plane::InFlightForTest(const std::string& node) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const NodeState* n = Find(node);
   return n == nullptr ? 0 : n->in_flight.size();
 }
 
 void Plane::SetPollWindowForTest(int64_t ns) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   poll_window_ns_ = ns;
 }
 
 void Plane::ForgetForTest(const std::string& node) {
   Completions done;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     NodeState* n = Find(node);
     if (n == nullptr) return;
     FailQueuedLocked(*n, "node \"" + node + "\" was forgotten");
@@ -771,13 +771,13 @@ void Plane::ForgetForTest(const std::string& node) {
 }
 
 bool Plane::ReconciledForTest(const std::string& node) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const NodeState* n = Find(node);
   return n != nullptr && n->inventory_known;
 }
 
 std::string Plane::CurrentIncarnationForTest(const std::string& node) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const NodeState* n = Find(node);
   return n == nullptr ? std::string() : n->incarnation;
 }

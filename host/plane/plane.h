@@ -10,7 +10,9 @@
 //   P1. One mutex guards all in-memory state. No ledger call is made while
 //       holding it: each operation reads what it needs, calls the ledger
 //       outside, then re-checks its fences (the node's generation, epoch or
-//       incarnation) when it takes the mutex again.
+//       incarnation) when it takes the mutex again. The members it guards
+//       are NP_GUARDED_BY(mu_) and every *Locked method NP_REQUIRES(mu_);
+//       clang checks both in CI (NODEPLANE_THREAD_SAFETY).
 //   P2. A command is queued, delivered to exactly one poll (FIFO, one per
 //       poll answer), and answered exactly once: by the node's result, by an
 //       abandonment (timeout, cancellation, expiry, withdrawal,
@@ -40,6 +42,7 @@
 
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "plane/clock.h"
 #include "plane/errors.h"
@@ -286,32 +289,34 @@ class Plane {
   using Completions = std::vector<Completion>;
 
   // Everything below runs with mu_ held unless it says otherwise.
-  NodeState* Find(const std::string& node);
-  const NodeState* Find(const std::string& node) const;
-  bool SupersededLocked(const NodeState& n, const std::string& incarnation) const;
-  void TakeLocked(NodeState& n, const std::string& incarnation, std::optional<Command>& out);
-  void AnswerLocked(const std::shared_ptr<Pending>& p, CommandResult r);
-  void TombstoneLocked(const std::string& node, const std::shared_ptr<Pending>& p);
-  void ResolveInFlightLocked(NodeState& n, const std::string& why);
-  void FailQueuedLocked(NodeState& n, const std::string& why);
-  void ReleaseWaitersLocked(NodeState& n, Completions& done, ::nodeplane::Result<std::optional<Command>> answer);
-  void WakeOneLocked(NodeState& n, Completions& done);
-  void ExpireStaleLocked(Completions& done);
+  NodeState* Find(const std::string& node) NP_REQUIRES(mu_);
+  const NodeState* Find(const std::string& node) const NP_REQUIRES(mu_);
+  bool SupersededLocked(const NodeState& n, const std::string& incarnation) const NP_REQUIRES(mu_);
+  void TakeLocked(NodeState& n, const std::string& incarnation, std::optional<Command>& out) NP_REQUIRES(mu_);
+  void AnswerLocked(const std::shared_ptr<Pending>& p, CommandResult r) NP_REQUIRES(mu_);
+  void TombstoneLocked(const std::string& node, const std::shared_ptr<Pending>& p) NP_REQUIRES(mu_);
+  void ResolveInFlightLocked(NodeState& n, const std::string& why) NP_REQUIRES(mu_);
+  void FailQueuedLocked(NodeState& n, const std::string& why) NP_REQUIRES(mu_);
+  void ReleaseWaitersLocked(NodeState& n, Completions& done, ::nodeplane::Result<std::optional<Command>> answer)
+      NP_REQUIRES(mu_);
+  void WakeOneLocked(NodeState& n, Completions& done) NP_REQUIRES(mu_);
+  void ExpireStaleLocked(Completions& done) NP_REQUIRES(mu_);
   // Returns the record's sequence number.
-  uint64_t RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id);
+  uint64_t RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id) NP_REQUIRES(mu_);
   // `inventory`, when known, is what the registering process runs: a lease
   // it names is its own even where the ledger recorded another holder.
   void AdoptLocked(const std::string& node, const std::string& incarnation, const std::vector<ports::Lease>& leases,
-                   const std::set<std::string>* inventory);
+                   const std::set<std::string>* inventory) NP_REQUIRES(mu_);
   // Drops the records of `node`'s leases that are not in `open` (the ledger's
   // open leases on it, read after `before` was the newest record): those
   // leases ended, by a release the plane did not see, the reaper, a freed
   // quarantine or an operator (R25).
-  void ForgetEndedLocked(const std::string& node, const std::vector<ports::Lease>& open, uint64_t before);
-  void ForgetForRequestLocked(int64_t request_id);
-  ::nodeplane::Result<std::string> PickLocked(const ports::Lease& lease, const Tier** tier);
+  void ForgetEndedLocked(const std::string& node, const std::vector<ports::Lease>& open, uint64_t before)
+      NP_REQUIRES(mu_);
+  void ForgetForRequestLocked(int64_t request_id) NP_REQUIRES(mu_);
+  ::nodeplane::Result<std::string> PickLocked(const ports::Lease& lease, const Tier** tier) NP_REQUIRES(mu_);
   const Tier* TierOf(const std::string& label) const;
-  int64_t StaleAfterLocked() const { return 4 * poll_window_ns_; }
+  int64_t StaleAfterLocked() const NP_REQUIRES(mu_) { return 4 * poll_window_ns_; }
   static void Fire(Completions& done);  // without mu_
 
   // Dispatch (called by the Runner without mu_): queue `cmd` for `node`
@@ -326,17 +331,19 @@ class Plane {
   };
   Dispatched Dispatch(const std::string& node, Command cmd, const std::string& expected_provider,
                       const std::string& expected_incarnation, int64_t expected_epoch, std::stop_token stop);
-  std::vector<std::string> LiveNodesLocked() const;
+  std::vector<std::string> LiveNodesLocked() const NP_REQUIRES(mu_);
   std::vector<std::string> BarrierTargets() const;  // sorted
   // Expires silent nodes, then runs `body()` with mu_ held; answers what the
-  // expiry released once the mutex is free. Returns body's result.
+  // expiry released once the mutex is free. Returns body's result. The body
+  // declares NP_REQUIRES(mu_) and is checked itself; the analysis cannot see
+  // that the Runner's `plane_.mu_` is this `mu_`, so this one is not.
   template <typename F>
-  auto AfterExpiry(F&& body) {
+  auto AfterExpiry(F&& body) NP_NO_THREAD_SAFETY_ANALYSIS {
     Completions done;
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     ExpireStaleLocked(done);
     auto result = body();
-    lock.unlock();
+    lock.Unlock();
     Fire(done);
     return result;
   }
@@ -352,30 +359,30 @@ class Plane {
   Logger* log_;
   Runner runner_{*this};
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable results_cv_;  // a dispatched command was answered
   std::condition_variable timer_cv_;    // a poll ticket was parked
-  int64_t poll_window_ns_;
-  std::unordered_map<std::string, std::unique_ptr<NodeState>> nodes_;
+  int64_t poll_window_ns_ NP_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::unique_ptr<NodeState>> nodes_ NP_GUARDED_BY(mu_);
   // A lower bound of every node's last_seen, as of the last sweep: no node
   // can be stale before seen_floor_ + StaleAfterLocked(), so until then
   // ExpireStaleLocked returns at once instead of walking the fleet on every
   // launch. It stays a bound because last_seen only moves forward and a new
   // node is seen when it registers.
-  int64_t seen_floor_ = 0;
-  std::unordered_map<std::string, std::deque<std::pair<std::string, Tombstone>>> tombstones_;
+  int64_t seen_floor_ NP_GUARDED_BY(mu_) = 0;
+  std::unordered_map<std::string, std::deque<std::pair<std::string, Tombstone>>> tombstones_ NP_GUARDED_BY(mu_);
   struct OwnerRecord {
     RequestOwner owner;
     int64_t request_id = 0;
     uint64_t seq = 0;
   };
-  std::map<std::string, OwnerRecord> owners_;                 // lease id -> who holds its compute
-  std::deque<std::pair<uint64_t, std::string>> owner_order_;  // oldest first, for the bound (R25)
-  uint64_t owner_seq_ = 0;
-  std::multimap<int64_t, std::weak_ptr<PollTicket>> poll_deadlines_;
-  std::vector<std::pair<std::string, int64_t>> pending_gone_;
-  std::map<std::string, std::unique_ptr<std::mutex>> registration_locks_;
-  bool stopping_ = false;
+  std::map<std::string, OwnerRecord> owners_ NP_GUARDED_BY(mu_);  // lease id -> who holds its compute
+  std::deque<std::pair<uint64_t, std::string>> owner_order_ NP_GUARDED_BY(mu_);  // oldest first, for the bound (R25)
+  uint64_t owner_seq_ NP_GUARDED_BY(mu_) = 0;
+  std::multimap<int64_t, std::weak_ptr<PollTicket>> poll_deadlines_ NP_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, int64_t>> pending_gone_ NP_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<std::mutex>> registration_locks_ NP_GUARDED_BY(mu_);
+  bool stopping_ NP_GUARDED_BY(mu_) = false;
   Histogram dispatch_latency_;
   std::jthread poll_timer_;
 };

@@ -68,12 +68,12 @@ Result<std::vector<ports::Lease>> Plane::LeasesOn(const std::string& node) const
 
 void Plane::AdoptOwnership(const std::string& node, const std::string& incarnation,
                            const std::vector<ports::Lease>& leases) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   AdoptLocked(node, incarnation, leases, nullptr);
 }
 
 std::optional<RequestOwner> Plane::OwnerOfLease(const std::string& lease_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = owners_.find(lease_id);
   if (it == owners_.end()) return std::nullopt;
   RequestOwner o = it->second.owner;
@@ -89,7 +89,7 @@ Result<std::optional<RequestOwner>> Plane::DurableOwnerOfRequest(int64_t request
   for (const ports::Lease& l : *open) {
     if (l.request_id != request_id || l.node.empty()) continue;
     if (!ports::Launched(l.phase) && l.phase != ports::Phase::kQuarantine) continue;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const NodeState* n = Find(l.node);
     RequestOwner o{l.node, l.holder_incarnation, false};
     o.current = n != nullptr && !SupersededLocked(*n, o.incarnation);
@@ -99,7 +99,7 @@ Result<std::optional<RequestOwner>> Plane::DurableOwnerOfRequest(int64_t request
 }
 
 std::optional<RequestOwner> Plane::OwnerOfRequest(int64_t request_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (request_id == 0) return std::nullopt;
   for (const auto& [lease, r] : owners_) {
     if (r.request_id != request_id) continue;
@@ -112,7 +112,7 @@ std::optional<RequestOwner> Plane::OwnerOfRequest(int64_t request_id) const {
 }
 
 void Plane::ForgetLease(const std::string& node, const std::string& lease_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = owners_.find(lease_id);
   if (it != owners_.end() && it->second.owner.node == node) owners_.erase(it);
 }
@@ -126,7 +126,7 @@ void Plane::ForgetForRequestLocked(int64_t request_id) {
 
 Result<bool> Plane::AuthorizeLease(const std::string& node, const std::string& incarnation,
                                    const std::string& lease_id) const {
-  std::lock_guard lock(mu_);  // one snapshot for both answers (R19)
+  MutexLock lock(mu_);  // one snapshot for both answers (R19)
   auto it = owners_.find(lease_id);
   if (it != owners_.end() && it->second.owner.node == node && it->second.owner.incarnation == incarnation) {
     return true;
@@ -153,7 +153,7 @@ Result<int64_t> Plane::ReconcileInventory(const std::string& node, const std::st
   int64_t epoch;
   uint64_t before;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     NodeState* n = Find(node);
     if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered; register again");
     if (SupersededLocked(*n, incarnation)) return Superseded("another process is registered as node \"" + node + "\"");
@@ -170,7 +170,7 @@ Result<int64_t> Plane::ReconcileInventory(const std::string& node, const std::st
   auto open = LeasesOn(node);
   if (!open.ok()) return open.status();
   const std::set<std::string> inventory(running.begin(), running.end());
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   NodeState* n = Find(node);
   if (n == nullptr || n->incarnation != incarnation) return freed;  // overtaken: the newer registration adopts
   n->inventory = inventory;
@@ -182,7 +182,7 @@ Result<int64_t> Plane::ReconcileInventory(const std::string& node, const std::st
 
 Result<std::string> Plane::EntitledToLaunch(const std::string& node, const std::string& incarnation,
                                             const std::string& lease_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const NodeState* n = Find(node);
   if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered; register again");
   for (const auto& [id, p] : n->in_flight) {
@@ -196,13 +196,13 @@ Result<std::string> Plane::EntitledToLaunch(const std::string& node, const std::
 }
 
 bool Plane::OwnsForTest(const std::string& lease_id, const std::string& node, const std::string& incarnation) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = owners_.find(lease_id);
   return it != owners_.end() && it->second.owner.node == node && it->second.owner.incarnation == incarnation;
 }
 
 size_t Plane::OwnersForTest() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return owners_.size();
 }
 

@@ -49,7 +49,7 @@ Result<std::string> Plane::PickLocked(const ports::Lease& lease, const Tier** ti
 }
 
 Result<std::string> Plane::PickForTest(const ports::Lease& lease) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const Tier* tier = nullptr;
   return PickLocked(lease, &tier);
 }
@@ -64,13 +64,13 @@ Plane::Dispatched Plane::Dispatch(const std::string& node, Command cmd, const st
   p->expected_provider = expected_provider;
   p->expected_incarnation = expected_incarnation;
   std::stop_callback on_stop(stop, [&] {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     results_cv_.notify_all();
   });
   Completions done;
   int64_t deadline;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ExpireStaleLocked(done);
     NodeState* n = Find(node);
     if (stopping_) {
@@ -93,9 +93,10 @@ Plane::Dispatched Plane::Dispatch(const std::string& node, Command cmd, const st
   Fire(done);
   if (!out.queued) return out;
 
-  std::unique_lock lock(mu_);
-  clock_->WaitUntil(lock, results_cv_, deadline,
-                    [&] { return p->result.has_value() || stop.stop_requested() || stopping_; });
+  MutexLock lock(mu_);
+  clock_->WaitUntil(lock.native(), results_cv_, deadline, [&]() NP_REQUIRES(mu_) {
+    return p->result.has_value() || stop.stop_requested() || stopping_;
+  });
   out.delivered = p->delivered;
   out.taken_by = p->taken_by;
   if (p->result) {  // a result already handed over is used, never lost
@@ -125,7 +126,7 @@ Status Runner::Launch(ports::Lease& lease, const Job& job, std::stop_token stop)
   Plane& p = plane_;
   std::string node, provider;
   TierShape shape;
-  Status picked = p.AfterExpiry([&]() -> Status {
+  Status picked = p.AfterExpiry([&]() NP_REQUIRES(p.mu_) -> Status {
     const Tier* tier = nullptr;
     auto chosen = p.PickLocked(lease, &tier);
     if (!chosen.ok()) return chosen.status();
@@ -194,7 +195,7 @@ Status Runner::DestroyImpl(int64_t request_id, const std::string& job_result, st
     }
     owner = *durable;
   }
-  std::vector<std::string> targets = p.AfterExpiry([&] {
+  std::vector<std::string> targets = p.AfterExpiry([&]() NP_REQUIRES(p.mu_) {
     return owner && p.Find(owner->node) != nullptr ? std::vector<std::string>{owner->node} : p.LiveNodesLocked();
   });
   auto unreachable = [&]() -> Status {
@@ -235,7 +236,7 @@ Status Runner::DestroyImpl(int64_t request_id, const std::string& job_result, st
     }
   }
   if (confirmed) {
-    std::lock_guard lock(p.mu_);
+    MutexLock lock(p.mu_);
     p.ForgetForRequestLocked(request_id);
   }
   if (!failures.empty()) return Failure(Join(failures));  // a partial destroy is a failure (R41)
@@ -251,7 +252,7 @@ Status Runner::DestroyCompletedBound(int64_t request_id, const std::string& job_
   const std::string who = "the holder of lease " + lease_id + " on \"" + node + "\"";
   std::optional<RequestOwner> owner;
   bool settle = false;
-  Status verdict = p.AfterExpiry([&]() -> Status {
+  Status verdict = p.AfterExpiry([&]() NP_REQUIRES(p.mu_) -> Status {
     const Plane::NodeState* n = p.Find(node);
     auto it = p.owners_.find(lease_id);
     if (n != nullptr && n->registering > 0) return HolderUnavailable(who + " is registering");
@@ -294,7 +295,7 @@ Status Runner::DestroyCompletedBound(int64_t request_id, const std::string& job_
 
 Status Runner::Broadcast(CommandKind kind, std::stop_token stop) {
   Plane& p = plane_;
-  std::vector<std::string> targets = p.AfterExpiry([&] { return p.LiveNodesLocked(); });
+  std::vector<std::string> targets = p.AfterExpiry([&]() NP_REQUIRES(p.mu_) { return p.LiveNodesLocked(); });
   std::vector<std::future<Plane::Dispatched>> legs;
   for (const std::string& t : targets) {
     Command cmd;
@@ -330,7 +331,7 @@ void Runner::KeepAlive(std::stop_token stop) {
 
 Status Runner::Upgrade(const std::string& node, const UpgradeSpec& spec, std::stop_token stop) {
   Plane& p = plane_;
-  if (!p.AfterExpiry([&] { return p.Find(node) != nullptr; })) {
+  if (!p.AfterExpiry([&]() NP_REQUIRES(p.mu_) { return p.Find(node) != nullptr; })) {
     return NoNode("node \"" + node + "\" is not registered, so no upgrade was sent");
   }
   Command cmd;
