@@ -8,7 +8,7 @@
 #include "common/names.h"
 #include "jobs/launch_assigned.h"
 #include "version.h"
-#include "wire/codec.h"
+#include "protocol/codec.h"
 
 namespace nodeplane::admin {
 namespace json = boost::json;
@@ -56,15 +56,6 @@ const char* CodeName(const Status& s) {
   }
 }
 
-const char* EnrollmentStateName(ports::EnrollmentState s) {
-  switch (s) {
-    case ports::EnrollmentState::kPending: return "pending";
-    case ports::EnrollmentState::kApproved: return "approved";
-    case ports::EnrollmentState::kDenied: return "denied";
-  }
-  return "";
-}
-
 Status NeedName(const std::string& what, const std::string& name) {
   if (IsValidName(name)) return Status::Ok();
   return Status::Invalid(what + " must be 1 to 64 of [a-zA-Z0-9._-], starting with a letter or digit");
@@ -85,7 +76,7 @@ json::object NodeObject(const ports::Node& n) {
 
 std::string LeaseArray(const std::vector<ports::Lease>& leases) {
   std::string out = "[";
-  for (size_t i = 0; i < leases.size(); ++i) out += (i ? "," : "") + wire::EncodeLeaseObject(leases[i]);
+  for (size_t i = 0; i < leases.size(); ++i) out += (i ? "," : "") + protocol::EncodeValue(leases[i]);
   return out + "]";
 }
 
@@ -242,7 +233,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          for (const auto& e : *list) {
            out.push_back(json::object{{"node", e.name},
                                       {"fingerprint", e.fingerprint},
-                                      {"state", EnrollmentStateName(e.state)},
+                                      {"state", ports::EnrollmentStateName(e.state)},
                                       {"requested_at_ns", e.requested_at_ns},
                                       {"decided_at_ns", e.decided_at_ns}});
          }
@@ -259,7 +250,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          if (!e->has_value()) return Status::NotFound("no enrollment request from " + node);
          const ports::Enrollment& req = **e;
          if (req.state != ports::EnrollmentState::kPending) {
-           return Status::Refused("the request from " + node + " is already " + EnrollmentStateName(req.state));
+           return Status::Refused("the request from " + node + " is already " + ports::EnrollmentStateName(req.state));
          }
          // An exact comparison: approving a similar-looking key is how a stranger gets in.
          if (req.fingerprint != fp) {
@@ -322,7 +313,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
        [&]() -> Answer {
          const std::string id = r.String("lease");
          auto lease = ledger.GetLease(id);
-         if (lease.ok()) return wire::EncodeLeaseObject(*lease);
+         if (lease.ok()) return protocol::EncodeValue(*lease);
          if (!ports::Is(lease.status(), ports::Verdict::kNotFound)) return lease.status();
          // Ended: the job history still knows how.
          auto job = ledger.JobForLease(id);
@@ -487,7 +478,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
            return **prior;
          }
          r.Say("escrowed lease " + lease.id + " for tier " + tier);
-         plane::Job job{request_id, run_id, "nodeplanectl", "", "", ""};
+         protocol::Job job{request_id, run_id, "nodeplanectl", "", "", ""};
          // Nothing runs after a clean failure: nothing was sent (S01), or the
          // node said it started nothing, so the lease was released (R43).
          Status launched = jobs::LaunchAssigned(ledger, d_.plane->runner(), d_.lease_events, lease, job, r.stop);
@@ -548,7 +539,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
        [&]() -> Answer {
          const std::string node = r.String("node");
          if (Status s = NeedName("node", node); !s.ok()) return s;
-         plane::UpgradeSpec spec{r.String("version"), r.String("manifest_sha256"), r.String("rollout_id"), r.Int("generation")};
+         protocol::UpgradeSpec spec{r.String("version"), r.String("manifest_sha256"), r.String("rollout_id"), r.Int("generation")};
          if (spec.version.empty()) return Status::Invalid("upgrade needs --version");
          if (Status s = d_.plane->runner().Upgrade(node, spec, r.stop); !s.ok()) return s;
          return Text(json::object{{"node", node}, {"version", spec.version}, {"started", true}});

@@ -3,7 +3,7 @@
 namespace nodeplane::jobs {
 
 Status LaunchAssigned(ports::LeaseStore& leases, plane::Runner& runner, LeaseEvents* events, ports::Lease& lease,
-                      const plane::Job& job, std::stop_token stop) {
+                      const protocol::Job& job, std::stop_token stop) {
   Status launched = runner.Launch(lease, job, stop);
   if (launched.ok() || plane::Is(launched, plane::kCustody)) return launched;
   (void)leases.MarkFailure(lease.id, lease.epoch, launched.message().substr(0, 500));

@@ -14,6 +14,6 @@ namespace nodeplane::jobs {
 
 // `events` may be null.
 Status LaunchAssigned(ports::LeaseStore& leases, plane::Runner& runner, LeaseEvents* events, ports::Lease& lease,
-                      const plane::Job& job, std::stop_token stop);
+                      const protocol::Job& job, std::stop_token stop);
 
 }  // namespace nodeplane::jobs

@@ -182,7 +182,7 @@ bool ScaleSetListener::Handle(uint64_t session, const ports::QueueMessage& m, in
         if (j.runner_request_id != 0) offered.push_back(j.runner_request_id);
         break;
       case ports::JobEvent::kStarted:
-        if (std::string lease = plane::LeaseOfRunnerName(j.runner_name); !lease.empty()) {
+        if (std::string lease = protocol::LeaseOfRunnerName(j.runner_name); !lease.empty()) {
           std::lock_guard lock(mu_);
           running_.insert(lease);
         }
@@ -192,7 +192,7 @@ bool ScaleSetListener::Handle(uint64_t session, const ports::QueueMessage& m, in
       case ports::JobEvent::kCompleted:
         log_.Info("jobs.completed", {{"tier", tier_.tier}, {"job_id", j.job_id}, {"runner", j.runner_name},
                                      {"result", j.result}, {"repository", j.owner + "/" + j.repository}});
-        if (std::string lease = plane::LeaseOfRunnerName(j.runner_name); !lease.empty()) {
+        if (std::string lease = protocol::LeaseOfRunnerName(j.runner_name); !lease.empty()) {
           std::lock_guard lock(mu_);
           running_.erase(lease);
           fresh_.insert(j.job_id);
@@ -257,7 +257,7 @@ Status ScaleSetListener::Journal(const ports::QueuedJob& j, int64_t received_ns,
   e.acquired_at_ns = acquired_ns;
   if (j.kind == ports::JobEvent::kStarted || j.kind == ports::JobEvent::kCompleted) {
     e.runner_name = j.runner_name;
-    e.lease_id = plane::LeaseOfRunnerName(j.runner_name);
+    e.lease_id = protocol::LeaseOfRunnerName(j.runner_name);
   }
   if (j.kind == ports::JobEvent::kStarted) e.started_at_ns = received_ns;
   if (j.kind == ports::JobEvent::kCompleted) {
@@ -332,7 +332,7 @@ void ScaleSetListener::Launch(ports::Lease lease, int64_t received_ns, std::stop
     log_.Warn("jobs.assign_failed", {{"tier", tier_.tier}, {"lease", lease.id}, {"error", s.message()}});
     return;
   }
-  plane::Job job{RequestIdFor(lease.id), 0, "scale-set", "", "", ""};
+  protocol::Job job{RequestIdFor(lease.id), 0, "scale-set", "", "", ""};
   Status s = LaunchAssigned(ledger_, runner_, events_, lease, job, stop);
   if (s.ok() || plane::Is(s, plane::kCustody)) {
     const int64_t up = WallNowNs();
@@ -378,7 +378,7 @@ void ScaleSetListener::SettleOwed(std::stop_token stop) {
 Status ScaleSetListener::Settle(const ports::ForgeJob& j, bool fresh, std::stop_token stop) {
   auto job = ledger_.JobForLease(j.lease_id);
   if (!job.ok()) return job.status();
-  const ports::Phase outcome = plane::JobSucceeded(j.result) ? ports::Phase::kDone : ports::Phase::kFailed;
+  const ports::Phase outcome = protocol::JobSucceeded(j.result) ? ports::Phase::kDone : ports::Phase::kFailed;
   const char* how = "unknown_lease";
   if (job->has_value()) {
     const ports::Job& lease = **job;
@@ -407,7 +407,7 @@ Status ScaleSetListener::Settle(const ports::ForgeJob& j, bool fresh, std::stop_
     std::lock_guard lock(mu_);
     launched_at_.erase(j.lease_id);
   }
-  ++(plane::JobSucceeded(j.result) ? counters_.completed_succeeded : counters_.completed_failed);
+  ++(protocol::JobSucceeded(j.result) ? counters_.completed_succeeded : counters_.completed_failed);
   log_.Info("jobs.settled", {{"tier", tier_.tier}, {"job_id", j.job_id}, {"lease", j.lease_id}, {"result", j.result},
                              {"restored", fresh ? "false" : "true"}, {"how", how}});
   return Status::Ok();

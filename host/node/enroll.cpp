@@ -7,7 +7,7 @@
 
 #include "common/file_text.h"
 #include "pki/authority.h"
-#include "wire/codec.h"
+#include "protocol/codec.h"
 #include "wire/http_client.h"
 
 namespace nodeplane::node {
@@ -32,7 +32,7 @@ Status Enroll(const EnrollOptions& o, std::stop_token stop) {
   auto r = fetch.Do("GET", "/v1/ca");
   if (!r.ok()) return r.status();
   if (r->status != 200) return Status::Unavailable("GET /v1/ca answered HTTP " + std::to_string(r->status));
-  auto ca = wire::DecodeCAReply(r->body);
+  auto ca = protocol::Decode<protocol::CaReply>(r->body);
   if (!ca.ok()) return ca.status();
   auto first = pki::InspectCert(ca->ca_pem);  // reads the first certificate of the bundle
   if (!first.ok()) return Status::Invalid("the control plane's CA answer holds no certificate");
@@ -59,7 +59,7 @@ Status Enroll(const EnrollOptions& o, std::stop_token stop) {
   // 3. Ask until decided, over TLS verified against the fetched bundle.
   wire::HttpClient ask({o.bootstrap_host, o.bootstrap_port, wire::ClientTls{ca->ca_pem, "", "", "", true},
                         std::chrono::seconds(30)});
-  const std::string body = wire::EncodeEnroll({o.name, *csr, o.join_token});
+  const std::string body = protocol::Encode(protocol::EnrollBody{o.name, *csr, o.join_token});
   while (!stop.stop_requested()) {
     auto e = ask.Do("POST", "/v1/enroll", body);
     if (!e.ok()) {
@@ -69,10 +69,10 @@ Status Enroll(const EnrollOptions& o, std::stop_token stop) {
     } else if (e->status != 200) {
       return Status::Refused("enrollment refused: HTTP " + std::to_string(e->status) + " " + e->body.substr(0, 300));
     } else {
-      auto answer = wire::DecodeEnrollReply(e->body);
+      auto answer = protocol::Decode<protocol::EnrollReply>(e->body);
       if (!answer.ok()) return answer.status();
-      if (answer->state == "denied") return Status::Refused("an operator denied this enrollment");
-      if (answer->state == "approved") {
+      if (answer->state == ports::EnrollmentState::kDenied) return Status::Refused("an operator denied this enrollment");
+      if (answer->state == ports::EnrollmentState::kApproved) {
         auto cert = pki::InspectCert(answer->cert_pem);
         if (!cert.ok() || cert->common_name != o.name || answer->ca_pem.empty()) {
           return Status::Invalid("the approved certificate is not for " + o.name);

@@ -9,8 +9,8 @@
 
 #include "common/file_text.h"
 #include "pki/authority.h"
+#include "protocol/codec.h"
 #include "version.h"
-#include "wire/codec.h"
 
 namespace nodeplane::node {
 namespace {
@@ -84,9 +84,9 @@ Result<wire::ClientResponse> NodeAgent::Call(wire::HttpClient& c, const std::str
 }
 
 Status NodeAgent::Register(wire::HttpClient& c) {
-  plane::RegisterRequest q;
-  q.min_version = plane::kMinProtocol;
-  q.version = plane::kMaxProtocol;
+  protocol::RegisterRequest q;
+  q.min_version = protocol::kMinProtocol;
+  q.version = protocol::kMaxProtocol;
   q.node = o_.name;
   q.provider = o_.provider;
   q.site = o_.site;
@@ -97,14 +97,14 @@ Status NodeAgent::Register(wire::HttpClient& c) {
   q.memory = o_.memory;
   q.instances = provider_.Running();  // what it still runs is adopted, not lost
   q.inventory_known = true;
-  auto r = Call(c, "POST", "/v1/register", wire::Encode(q));
+  auto r = Call(c, "POST", "/v1/register", protocol::Encode(q));
   if (!r.ok()) return r.status();
-  const std::string code = wire::DecodeErrorCode(r->body);
+  const std::string code = protocol::ErrorCodeOf(r->body);
   // A refusal is permanent (R01), whatever its status: this node stops.
   if (code == "refused" || r->status == 403) return Status::Refused(ErrorOf(*r));
   if (code == "superseded") return Status(Code::kConflict, ErrorOf(*r));
   if (r->status != 200) return Status::Unavailable(ErrorOf(*r));
-  auto reply = wire::DecodeRegisterReply(r->body);
+  auto reply = protocol::Decode<protocol::RegisterResponse>(r->body);
   if (!reply.ok()) return reply.status();
   ttl_seconds_ = reply->lease_ttl_seconds > 0 ? reply->lease_ttl_seconds : 90;
   registered_ = true;
@@ -184,7 +184,7 @@ Outcome NodeAgent::Run(std::stop_token stop) {
       Pause(backoff, stop);
       continue;
     }
-    auto cmd = wire::DecodeCommand(r->body);
+    auto cmd = protocol::Decode<protocol::Command>(r->body);
     if (!cmd.ok()) {
       log_.Warn("node.command_unreadable", {{"error", cmd.status().message()}});
       continue;
@@ -206,15 +206,15 @@ Outcome NodeAgent::Run(std::stop_token stop) {
   return outcome;
 }
 
-void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
-  plane::CommandResult result;
+void NodeAgent::Execute(wire::HttpClient& c, const protocol::Command& cmd) {
+  protocol::CommandResult result;
   result.id = cmd.id;
   result.ok = true;
   switch (cmd.kind) {
-    case plane::CommandKind::kLaunch:
+    case protocol::CommandKind::kLaunch:
       result = Launch(c, cmd);
       break;
-    case plane::CommandKind::kDestroy: {
+    case protocol::CommandKind::kDestroy: {
       std::vector<std::pair<std::string, int64_t>> targets;
       {
         std::lock_guard lock(mu_);
@@ -222,7 +222,7 @@ void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
           if (job.request_id == cmd.request_id) targets.emplace_back(lease, job.epoch);
         }
       }
-      const bool completed = plane::JobSucceeded(cmd.job_result);
+      const bool completed = protocol::JobSucceeded(cmd.job_result);
       for (const auto& [lease, epoch] : targets) {
         {
           std::lock_guard lock(mu_);
@@ -234,13 +234,13 @@ void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
       log_.Info("node.destroyed", {{"request_id", cmd.request_id}, {"leases", targets.size()}});
       break;
     }
-    case plane::CommandKind::kSweep: {
+    case protocol::CommandKind::kSweep: {
       // Whatever the ledger no longer counts as launched here must not run,
       // except a quarantined lease's job: its lease expired while it ran,
       // which makes it unaccounted for, not an orphan.
       auto r = Call(c, "GET", Path("/launched"));
-      auto answer = r.ok() && r->status == 200 ? wire::DecodeLaunchedReply(r->body)
-                                               : Result<wire::LaunchedAnswer>(Status::Unavailable("no answer"));
+      auto answer = r.ok() && r->status == 200 ? protocol::Decode<protocol::LaunchedReply>(r->body)
+                                               : Result<protocol::LaunchedReply>(Status::Unavailable("no answer"));
       if (!answer.ok()) {
         result.ok = false;
         result.error = "the sweep could not read what the ledger counts as launched here";
@@ -251,7 +251,7 @@ void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
       };
       size_t kept = 0, stopped = 0;
       for (const std::string& lease : provider_.Running()) {
-        if (listed(answer->launched, lease) || listed(answer->quarantined, lease)) {
+        if (listed(answer->lease_ids, lease) || listed(answer->quarantined, lease)) {
           ++kept;
           continue;
         }
@@ -264,47 +264,47 @@ void NodeAgent::Execute(wire::HttpClient& c, const plane::Command& cmd) {
       log_.Info("node.sweep", {{"kept", kept}, {"stopped", stopped}});
       break;
     }
-    case plane::CommandKind::kTend: {
+    case protocol::CommandKind::kTend: {
       std::map<std::string, Job> jobs;
       {
         std::lock_guard lock(mu_);
         jobs = jobs_;
       }
       for (const auto& [lease, job] : jobs) {
-        (void)Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), wire::EncodeEpochBody(job.epoch));
+        (void)Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), protocol::Encode(protocol::EpochBody{job.epoch, {}}));
       }
       Reconcile(c);
       break;
     }
-    case plane::CommandKind::kInventory:
+    case protocol::CommandKind::kInventory:
       result.barrier_id = cmd.barrier_id;
       result.instances = provider_.Running();
       break;
-    case plane::CommandKind::kUpgrade:
+    case protocol::CommandKind::kUpgrade:
       result.ok = false;
       result.error = "the reference node does not upgrade itself; install the new package and restart it";
       break;
   }
-  auto r = Call(c, "POST", Path("/result"), wire::Encode(result));
-  if (r.ok() && r->status == 409 && wire::DecodeErrorCode(r->body) == "custody") {
+  auto r = Call(c, "POST", Path("/result"), protocol::Encode(result));
+  if (r.ok() && r->status == 409 && protocol::ErrorCodeOf(r->body) == "custody") {
     // A late launch result (R03): the lease is this node's to hold until its
     // job ends, which the maintenance thread sees to; the ledger is told it
     // is held in custody, so an operator can ask for it back.
     log_.Warn("node.custody", {{"command", cmd.id}});
-    if (cmd.kind == plane::CommandKind::kLaunch && cmd.lease && result.ok) {
+    if (cmd.kind == protocol::CommandKind::kLaunch && cmd.lease && result.ok) {
       (void)Call(c, "POST", Path("/leases/" + cmd.lease->id + "/advance"),
-                 wire::EncodeAdvanceBody(cmd.lease->epoch, ports::Phase::kCustody));
+                 protocol::Encode(protocol::AdvanceBody{cmd.lease->epoch, ports::Phase::kCustody}));
     }
   } else if (!r.ok() || (r->status != 204 && r->status != 200)) {
     log_.Warn("node.result_failed", {{"command", cmd.id}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
   }
 }
 
-plane::CommandResult NodeAgent::Launch(wire::HttpClient& c, const plane::Command& cmd) {
-  plane::CommandResult result;
+protocol::CommandResult NodeAgent::Launch(wire::HttpClient& c, const protocol::Command& cmd) {
+  protocol::CommandResult result;
   result.id = cmd.id;
   const ports::Lease& lease = *cmd.lease;
-  const plane::TierShape& tier = *cmd.tier;
+  const protocol::TierShape& tier = *cmd.tier;
   const int64_t request_id = cmd.RequestId();
   const std::string base = Path("/leases/" + lease.id);
   auto step = [&](const std::string& what, const std::string& path, const std::string& body) -> bool {
@@ -314,8 +314,8 @@ plane::CommandResult NodeAgent::Launch(wire::HttpClient& c, const plane::Command
     result.error = what + " failed: " + (r.ok() ? ErrorOf(*r) : r.status().message());
     return false;
   };
-  if (!step("bind", base + "/bind", wire::EncodeEpochBody(lease.epoch))) return result;
-  if (!step("advance to launching", base + "/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kLaunching))) {
+  if (!step("bind", base + "/bind", protocol::Encode(protocol::EpochBody{lease.epoch, {}}))) return result;
+  if (!step("advance to launching", base + "/advance", protocol::Encode(protocol::AdvanceBody{lease.epoch, ports::Phase::kLaunching}))) {
     return result;
   }
   {
@@ -325,9 +325,9 @@ plane::CommandResult NodeAgent::Launch(wire::HttpClient& c, const plane::Command
   std::string jit;  // SECRET
   if (tier.has_target) {
     auto r = Call(c, "POST", Path("/jit"),
-                  wire::EncodeJitRequest({plane::RunnerNameFor(lease.id), "_work"}));
-    auto answer = r.ok() && r->status == 200 ? wire::DecodeJitReply(r->body)
-                                             : Result<wire::JitAnswer>(Status::Unavailable(
+                  protocol::Encode(protocol::JitBody{protocol::RunnerNameFor(lease.id), "_work"}));
+    auto answer = r.ok() && r->status == 200 ? protocol::Decode<protocol::JitReply>(r->body)
+                                             : Result<protocol::JitReply>(Status::Unavailable(
                                                    r.ok() ? ErrorOf(*r) : r.status().message()));
     if (!answer.ok()) {
       EndLease(c, lease.id, lease.epoch, false, "no runner registration: " + answer.status().message());
@@ -343,8 +343,8 @@ plane::CommandResult NodeAgent::Launch(wire::HttpClient& c, const plane::Command
     result.error = "starting the tier's command failed: " + s.message();
     return result;
   }
-  (void)step("advance to online", base + "/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kOnline));
-  (void)step("advance to busy", base + "/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kBusy));
+  (void)step("advance to online", base + "/advance", protocol::Encode(protocol::AdvanceBody{lease.epoch, ports::Phase::kOnline}));
+  (void)step("advance to busy", base + "/advance", protocol::Encode(protocol::AdvanceBody{lease.epoch, ports::Phase::kBusy}));
   log_.Info("node.launched", {{"lease", lease.id}, {"tier", tier.label}, {"request_id", request_id}});
   result.ok = true;
   result.error.clear();
@@ -354,7 +354,7 @@ plane::CommandResult NodeAgent::Launch(wire::HttpClient& c, const plane::Command
 void NodeAgent::Reconcile(wire::HttpClient& c) {
   // What this node runs, so the ledger can free quarantined leases it does
   // not (compute that is provably gone) and the plane adopts what it does.
-  auto r = Call(c, "POST", Path("/reconcile"), wire::EncodeReconcileBody(provider_.Running()));
+  auto r = Call(c, "POST", Path("/reconcile"), protocol::Encode(protocol::ReconcileBody{provider_.Running()}));
   if (r.ok() && r->status == 200 && r->body.find("\"freed\":0") == std::string::npos) {
     log_.Info("node.reconciled", {{"answer", r->body.substr(0, 100)}});
   }
@@ -365,8 +365,8 @@ void NodeAgent::EndLease(wire::HttpClient& c, const std::string& lease, int64_t 
   const std::string base = Path("/leases/" + lease);
   const ports::Phase outcome = ok ? ports::Phase::kDone : ports::Phase::kFailed;
   auto release = [&](int64_t at) {
-    if (!ok) (void)Call(c, "POST", base + "/failure", wire::EncodeFailureBody(at, reason.substr(0, 500)));
-    return Call(c, "POST", base + "/release", wire::EncodeReleaseBody(at, outcome));
+    if (!ok) (void)Call(c, "POST", base + "/failure", protocol::Encode(protocol::FailureBody{at, reason.substr(0, 500)}));
+    return Call(c, "POST", base + "/release", protocol::Encode(protocol::ReleaseBody{at, outcome}));
   };
   // The lease is no longer this node's to end; `event` says how it ended.
   auto settled = [&](const char* event, const std::string& detail) {
@@ -378,16 +378,16 @@ void NodeAgent::EndLease(wire::HttpClient& c, const std::string& lease, int64_t 
   };
   auto r = release(epoch);
   if (r.ok() && r->status == 204) return settled("node.released", "recorded");
-  const std::string code = r.ok() ? wire::DecodeErrorCode(r->body) : std::string();
+  const std::string code = r.ok() ? protocol::ErrorCodeOf(r->body) : std::string();
   if (code == "fenced") {
     // The epoch moved: the reaper quarantined the lease while this node
     // could not heartbeat it (an outage). The node's word that its job
     // ended, and how, still settles it while the lease is quarantined here.
     auto now = Call(c, "GET", base);
-    auto l = now.ok() && now->status == 200 ? wire::DecodeLeaseReply(now->body)
-                                            : Result<ports::Lease>(Status::NotFound("ended"));
-    if (l.ok() && l->phase == ports::Phase::kQuarantine && l->node == o_.name) {
-      auto again = release(l->epoch);
+    auto l = now.ok() && now->status == 200 ? protocol::Decode<protocol::LeaseReply>(now->body)
+                                            : Result<protocol::LeaseReply>(Status::NotFound("ended"));
+    if (l.ok() && l->lease->phase == ports::Phase::kQuarantine && l->lease->node == o_.name) {
+      auto again = release(l->lease->epoch);
       if (again.ok() && again->status == 204) {
         return settled("node.released", "recorded after the lease was quarantined");
       }
@@ -450,8 +450,8 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
         jobs = jobs_;
       }
       for (const auto& [lease, job] : jobs) {
-        auto r = Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), wire::EncodeEpochBody(job.epoch));
-        if (r.ok() && wire::DecodeErrorCode(r->body) == "force_release") {
+        auto r = Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), protocol::Encode(protocol::EpochBody{job.epoch, {}}));
+        if (r.ok() && protocol::ErrorCodeOf(r->body) == "force_release") {
           // An operator asked for the lease back: the job stops and the
           // lease is released, failed.
           log_.Warn("node.force_released", {{"lease", lease}});
@@ -475,9 +475,9 @@ void NodeAgent::RenewIfDue(wire::HttpClient& c) {
   if (!key.ok()) return;
   auto csr = pki::MakeCSR(key->private_pem, o_.name);
   if (!csr.ok()) return;
-  auto r = Call(c, "POST", Path("/renew"), wire::EncodeRenew(*csr));
-  auto answer = r.ok() && r->status == 200 ? wire::DecodeRenewReply(r->body)
-                                           : Result<wire::RenewAnswer>(Status::Unavailable(
+  auto r = Call(c, "POST", Path("/renew"), protocol::Encode(protocol::RenewBody{*csr}));
+  auto answer = r.ok() && r->status == 200 ? protocol::Decode<protocol::RenewReply>(r->body)
+                                           : Result<protocol::RenewReply>(Status::Unavailable(
                                                  r.ok() ? ErrorOf(*r) : r.status().message()));
   if (!answer.ok()) {
     log_.Warn("node.renew_failed", {{"error", answer.status().message()}});

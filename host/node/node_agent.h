@@ -20,7 +20,7 @@
 
 #include "common/log.h"
 #include "node/process_provider.h"
-#include "plane/protocol.h"
+#include "protocol/messages.h"
 #include "wire/http_client.h"
 
 namespace nodeplane::node {
@@ -64,8 +64,8 @@ class NodeAgent {
   Result<wire::ClientResponse> Call(wire::HttpClient& c, const std::string& method, const std::string& path,
                                     const std::string& body = "");
   Status Register(wire::HttpClient& c);
-  void Execute(wire::HttpClient& c, const plane::Command& cmd);
-  plane::CommandResult Launch(wire::HttpClient& c, const plane::Command& cmd);
+  void Execute(wire::HttpClient& c, const protocol::Command& cmd);
+  protocol::CommandResult Launch(wire::HttpClient& c, const protocol::Command& cmd);
   void Reconcile(wire::HttpClient& c);
   void EndLease(wire::HttpClient& c, const std::string& lease, int64_t epoch, bool ok, const std::string& reason);
   void Maintain(std::stop_token stop, std::stop_token agent_stop);

@@ -26,18 +26,6 @@ std::string Range(int32_t lo, int32_t hi) { return std::to_string(lo) + "-" + st
 
 }  // namespace
 
-const char* CommandKindName(CommandKind k) {
-  switch (k) {
-    case CommandKind::kLaunch: return "launch";
-    case CommandKind::kDestroy: return "destroy";
-    case CommandKind::kSweep: return "sweep";
-    case CommandKind::kTend: return "tend";
-    case CommandKind::kInventory: return "inventory";
-    case CommandKind::kUpgrade: return "upgrade";
-  }
-  return "unknown";
-}
-
 std::string NewCommandId() {
   static thread_local std::random_device rd;
   static const char* kHex = "0123456789abcdef";

@@ -46,10 +46,23 @@
 #include "common/status.h"
 #include "plane/clock.h"
 #include "plane/errors.h"
-#include "plane/protocol.h"
 #include "ports/ledger.h"
+#include "protocol/messages.h"
 
 namespace nodeplane::plane {
+
+// The node protocol's messages are the Plane's vocabulary.
+using protocol::Command;
+using protocol::CommandKind;
+using protocol::CommandKindName;
+using protocol::CommandResult;
+using protocol::Job;
+using protocol::kMaxProtocol;
+using protocol::kMinProtocol;
+using protocol::RegisterRequest;
+using protocol::RegisterResponse;
+using protocol::TierShape;
+using protocol::UpgradeSpec;
 
 struct Site {
   std::string name;   // byte-exact

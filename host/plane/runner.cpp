@@ -26,7 +26,7 @@ std::string Join(const std::vector<std::string>& parts) {
 Result<std::string> Plane::PickLocked(const ports::Lease& lease, const Tier** tier) {
   *tier = TierOf(lease.tier);
   if (*tier == nullptr) return NoNode("tier \"" + lease.tier + "\" is not in this control plane's catalogue");
-  const std::vector<std::string> providers = ports::ProvidersOf(lease);
+  const std::vector<std::string> providers = ports::ProvidersOf(lease.providers);
   auto accepts = [&](const NodeState& n) {
     return std::find(providers.begin(), providers.end(), n.provider) != providers.end() &&
            Accepts(n.guest_os, lease.guest_os.empty() ? "linux" : lease.guest_os);

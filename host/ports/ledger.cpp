@@ -20,6 +20,15 @@ const char* PhaseName(Phase p) {
   return "unknown";
 }
 
+const char* EnrollmentStateName(EnrollmentState s) {
+  switch (s) {
+    case EnrollmentState::kPending: return "pending";
+    case EnrollmentState::kApproved: return "approved";
+    case EnrollmentState::kDenied: return "denied";
+  }
+  return "unknown";
+}
+
 bool Launched(Phase p) {
   return p == Phase::kLaunching || p == Phase::kOnline || p == Phase::kBusy || p == Phase::kCustody ||
          p == Phase::kTeardown;
@@ -31,14 +40,13 @@ std::optional<std::string> NormalizeSerial(const std::string& raw) {
   return std::string(out);
 }
 
-std::vector<std::string> ProvidersOf(const Lease& lease) {
+std::vector<std::string> ProvidersOf(std::string_view list) {
   std::vector<std::string> out;
-  const std::string& list = lease.providers;
   size_t start = 0;
   while (start < list.size()) {
     size_t comma = list.find(',', start);
     if (comma == std::string::npos) comma = list.size();
-    if (comma > start) out.push_back(list.substr(start, comma - start));
+    if (comma > start) out.emplace_back(list.substr(start, comma - start));
     start = comma + 1;
   }
   return out;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,6 +50,7 @@ struct Lease {
   int64_t created_at_ns = 0, heartbeat_at_ns = 0, expires_at_ns = 0, held_at_ns = 0;
   std::string guest_os, providers, chosen_provider, site, failure_reason, holder_incarnation;
   bool force_release = false, deregistered = false, macos_slot = false;
+  bool operator==(const Lease&) const = default;
 };
 
 // The one spelling of a certificate serial the ledger uses (lower-case hex,
@@ -58,7 +60,7 @@ struct Lease {
 std::optional<std::string> NormalizeSerial(const std::string& raw);
 
 // A lease's acceptable providers, in preference order (stored as "a,b").
-std::vector<std::string> ProvidersOf(const Lease& lease);
+std::vector<std::string> ProvidersOf(std::string_view providers);
 
 struct NodeRegistration {
   std::string name, provider, site, incarnation, release;
@@ -99,6 +101,7 @@ struct Quiescence {
 };
 
 enum class EnrollmentState : int32_t { kPending = 1, kApproved = 2, kDenied = 3 };
+const char* EnrollmentStateName(EnrollmentState s);  // pending, approved, denied
 
 struct Enrollment {
   std::string name, fingerprint, csr_pem, cert_pem;

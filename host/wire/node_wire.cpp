@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "plane/errors.h"
-#include "wire/codec.h"
+#include "protocol/codec.h"
 
 namespace nodeplane::wire {
 
@@ -19,11 +19,11 @@ struct NodeWire::Call {
   void Reply(int status, std::string body) { respond(HttpResponse{status, "application/json", std::move(body)}); }
   void NoContent() { respond(HttpResponse{204, "", ""}); }
   void Fail(int status, std::string_view code, std::string_view message) {
-    Reply(status, EncodeError(code, message));
+    Reply(status, protocol::Encode(protocol::ErrorReply{std::string(code), std::string(message)}));
   }
   void Fail(const Status& s) {
     WireError e = MapStatus(s);
-    HttpResponse r{e.status, "application/json", EncodeError(e.code, s.message())};
+    HttpResponse r{e.status, "application/json", protocol::Encode(protocol::ErrorReply{e.code, s.message()})};
     // An outage that named its end (a GitHub rate limit) tells the node when
     // asking again can succeed.
     if (s.code() == Code::kUnavailable) r.retry_after_seconds = (s.retry_after_ns() + 999'999'999) / 1'000'000'000;
@@ -157,7 +157,7 @@ void NodeWire::Route(const std::shared_ptr<Call>& c) {
   const auto& p = c->path;
   if (p.size() == 1 && p[0] == "healthz") {
     if (m != "GET" && m != "HEAD") return c->Fail(405, "refused", "/healthz answers GET only");
-    return c->Reply(200, EncodeHealth(o_.deployment));
+    return c->Reply(200, protocol::Encode(protocol::HealthReply{.deployment = o_.deployment}));
   }
   if (o_.plane == nullptr || p.size() < 2 || p[0] != "v1") return c->NoRoute();
   if (p.size() == 2 && p[1] == "register") {
@@ -307,7 +307,7 @@ void NodeWire::ForOwnLease(const std::shared_ptr<Call>& c, Step then) {
 
 void NodeWire::Register(const std::shared_ptr<Call>& c) {
   workers_->Post([this, c] {
-    auto req = DecodeRegister(c->req.body);
+    auto req = protocol::Decode<protocol::RegisterRequest>(c->req.body);
     if (c->req.tls) {
       // The certificate names who is arriving, whatever the body says: that
       // host's proof is discarded first (R16, R18), and no other host's.
@@ -339,14 +339,14 @@ void NodeWire::Register(const std::shared_ptr<Call>& c) {
       }
       return c->Fail(503, "", resp.status().message());  // an outage: the node retries
     }
-    c->Reply(200, Encode(*resp));
+    c->Reply(200, protocol::Encode(*resp));
   });
 }
 
 void NodeWire::Poll(const std::shared_ptr<Call>& c) {
   plane::Plane* plane = o_.plane;
-  auto deliver = [c, plane](const plane::Command& cmd) {
-    HttpResponse resp{200, "application/json", Encode(cmd)};
+  auto deliver = [c, plane](const protocol::Command& cmd) {
+    HttpResponse resp{200, "application/json", protocol::Encode(cmd)};
     // A command is delivered only to a client that is still there: one the
     // connection could not carry goes back to the queue (R43, S06).
     resp.on_unsent = [plane, node = c->node, incarnation = c->incarnation, id = cmd.id] {
@@ -355,7 +355,7 @@ void NodeWire::Poll(const std::shared_ptr<Call>& c) {
     c->respond(std::move(resp));
   };
   auto ticket = plane->PollAsync(c->node, c->incarnation, [this, c, plane, deliver](
-                                                              nodeplane::Result<std::optional<plane::Command>> r) {
+                                                              nodeplane::Result<std::optional<protocol::Command>> r) {
     if (!r.ok()) return c->Fail(r.status());
     if (!r->has_value()) return c->NoContent();  // nothing to do
     if (!c->req.tls) return deliver(**r);
@@ -377,7 +377,7 @@ void NodeWire::Poll(const std::shared_ptr<Call>& c) {
 }
 
 void NodeWire::ReportResult(const std::shared_ptr<Call>& c) {
-  auto res = DecodeResult(c->req.body);
+  auto res = protocol::Decode<protocol::CommandResult>(c->req.body);
   if (!res.ok()) return c->Fail(res.status());
   Status s = o_.plane->ReceiveResult(c->node, c->incarnation, *res);
   if (!s.ok()) return c->Fail(s);
@@ -385,7 +385,9 @@ void NodeWire::ReportResult(const std::shared_ptr<Call>& c) {
 }
 
 void NodeWire::Withdraw(const std::shared_ptr<Call>& c) {
-  if (Status s = DecodeEmpty(c->req.body.empty() ? "{}" : c->req.body, "withdraw"); !s.ok()) return c->Fail(s);
+  if (auto b = protocol::Decode<protocol::EmptyBody>(c->req.body.empty() ? "{}" : c->req.body, "withdraw"); !b.ok()) {
+    return c->Fail(b.status());
+  }
   workers_->Post([this, c] {
     Status s = o_.plane->Withdraw(c->node, c->incarnation);
     if (!s.ok()) return c->Fail(s);
@@ -394,7 +396,7 @@ void NodeWire::Withdraw(const std::shared_ptr<Call>& c) {
 }
 
 void NodeWire::Bind(const std::shared_ptr<Call>& c) {
-  auto body = DecodeEpoch(c->req.body, "bind");
+  auto body = protocol::Decode<protocol::EpochBody>(c->req.body, "bind");
   if (!body.ok()) return c->Fail(body.status());
   workers_->Post([this, c, epoch = body->epoch] {
     if (Status s = o_.plane->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
@@ -410,28 +412,28 @@ void NodeWire::LeaseOp(const std::shared_ptr<Call>& c, const std::string& op) {
   if (op == "get") {
     auto lease = o_.leases->GetLease(c->lease);
     if (!lease.ok()) return c->Fail(lease.status());
-    return c->Reply(200, EncodeLease(*lease));
+    return c->Reply(200, protocol::Encode(protocol::LeaseReply{*lease}));
   }
   Status s;
   if (op == "advance") {
-    auto b = DecodeAdvance(body);
+    auto b = protocol::Decode<protocol::AdvanceBody>(body);
     if (!b.ok()) return c->Fail(b.status());
     s = o_.leases->Advance(c->lease, b->epoch, b->phase, c->incarnation);
   } else if (op == "heartbeat") {
-    auto b = DecodeEpoch(body, "heartbeat");
+    auto b = protocol::Decode<protocol::EpochBody>(body, "heartbeat");
     if (!b.ok()) return c->Fail(b.status());
     s = o_.leases->Heartbeat(c->lease, b->epoch);
   } else if (op == "failure") {
-    auto b = DecodeFailure(body);
+    auto b = protocol::Decode<protocol::FailureBody>(body);
     if (!b.ok()) return c->Fail(b.status());
     s = o_.leases->MarkFailure(c->lease, b->epoch, b->reason);
   } else {
-    auto b = DecodeRelease(body);
+    auto b = protocol::Decode<protocol::ReleaseBody>(body);
     if (!b.ok()) return c->Fail(b.status());
-    s = o_.leases->Release(c->lease, b->epoch, b->phase);
+    s = o_.leases->Release(c->lease, b->epoch, b->outcome);
     if (s.ok()) o_.plane->ForgetLease(c->node, c->lease);  // ended: its owner record goes
     if (s.ok() && o_.lease_events != nullptr) {
-      ++(b->phase == ports::Phase::kDone ? o_.lease_events->released_done : o_.lease_events->released_failed);
+      ++(b->outcome == ports::Phase::kDone ? o_.lease_events->released_done : o_.lease_events->released_failed);
     }
   }
   if (!s.ok()) return c->Fail(s);
@@ -445,17 +447,17 @@ void NodeWire::Launched(const std::shared_ptr<Call>& c) {
     if (!launched.ok()) return c->Fail(launched.status());
     auto quarantined = o_.leases->QuarantinedLeaseIds(c->node);
     if (!quarantined.ok()) return c->Fail(quarantined.status());
-    c->Reply(200, EncodeLaunched(*launched, *quarantined));
+    c->Reply(200, protocol::Encode(protocol::LaunchedReply{*launched, *quarantined}));
   });
 }
 
 void NodeWire::Reconcile(const std::shared_ptr<Call>& c) {
-  auto body = DecodeReconcile(c->req.body);
+  auto body = protocol::Decode<protocol::ReconcileBody>(c->req.body);
   if (!body.ok()) return c->Fail(body.status());
   workers_->Post([this, c, running = std::move(body->instances)] {
     auto freed = o_.plane->ReconcileInventory(c->node, c->incarnation, running);
     if (!freed.ok()) return c->Fail(freed.status());
-    c->Reply(200, EncodeFreed(*freed));
+    c->Reply(200, protocol::Encode(protocol::FreedReply{*freed}));
   });
 }
 
@@ -464,12 +466,12 @@ void NodeWire::Renew(const std::shared_ptr<Call>& c) {
     return c->Fail(501, "refused", "this wire has no certificate authority; renewal needs [wire.tls]");
   }
   workers_->Post([this, c] {
-    auto csr = DecodeRenew(c->req.body);
-    if (!csr.ok()) return c->Fail(csr.status());
+    auto renew = protocol::Decode<protocol::RenewBody>(c->req.body);
+    if (!renew.ok()) return c->Fail(renew.status());
     // Named for the authenticated node, whatever the request asks for: a
     // renewal grants nothing new (R09).
     const int64_t now = o_.now_ns();
-    auto cert = o_.authority->SignNodeCSR(*csr, c->node, now);
+    auto cert = o_.authority->SignNodeCSR(renew->csr_pem, c->node, now);
     if (!cert.ok()) return c->Fail(400, "refused", cert.status().message());
     auto info = pki::InspectCert(*cert);
     if (!info.ok()) return c->Fail(500, "unavailable", "the signed certificate cannot be read back");
@@ -484,7 +486,7 @@ void NodeWire::Renew(const std::shared_ptr<Call>& c) {
     }
     if (!s.ok()) return c->Fail(503, "unavailable", "the new certificate cannot be recorded: " + s.message());
     o_.log->Info("wire.renewed", {{"node", c->node}, {"parent_serial", parent.serial}, {"serial", info->serial}});
-    c->Reply(200, EncodeRenewReply(*cert, o_.authority->trust_bundle_pem()));
+    c->Reply(200, protocol::Encode(protocol::RenewReply{*cert, o_.authority->trust_bundle_pem()}));
   });
 }
 
@@ -496,7 +498,7 @@ void NodeWire::CachePolicy(const std::shared_ptr<Call>& c) {
     auto allowed = o_.cache_policy->ActionsCacheAllowed(QueryParam(c->req.target, "owner"),
                                                         QueryParam(c->req.target, "repository"));
     if (!allowed.ok()) return c->Fail(503, "", "Actions cache policy is unavailable: " + allowed.status().message());
-    c->Reply(200, EncodeCachePolicy(*allowed));
+    c->Reply(200, protocol::Encode(protocol::CachePolicyReply{*allowed}));
   });
 }
 
@@ -533,23 +535,23 @@ Result<ports::RunnerSet> NodeWire::RunnerSetFor(const TierTarget& tier, ports::J
 
 void NodeWire::Describe(const std::shared_ptr<Call>& c) {
   workers_->Post([this, c] {
-    auto tier = DecodeDescribe(c->req.body);
-    if (!tier.ok()) return c->Fail(tier.status());
+    auto body = protocol::Decode<protocol::DescribeBody>(c->req.body);
+    if (!body.ok()) return c->Fail(body.status());
     const TierTarget* target = nullptr;
     ports::JitSource* source = nullptr;
-    if (Status s = TargetOf(*tier, &target, &source); !s.ok()) return c->Fail(s);
+    if (Status s = TargetOf(body->tier, &target, &source); !s.ok()) return c->Fail(s);
     auto set = RunnerSetFor(*target, *source, false);
-    if (!set.ok() && set.status().code() == Code::kNotFound) return c->Reply(200, EncodeDescribe(std::nullopt));
+    if (!set.ok() && set.status().code() == Code::kNotFound) return c->Reply(200, protocol::Encode(protocol::DescribeReply{}));
     if (!set.ok()) return c->Fail(set.status());
-    c->Reply(200, EncodeDescribe(*set));
+    c->Reply(200, protocol::Encode(protocol::DescribeReply{true, set->id, set->name, set->labels}));
   });
 }
 
 void NodeWire::Jit(const std::shared_ptr<Call>& c) {
   workers_->Post([this, c] {
-    auto body = DecodeJit(c->req.body);
+    auto body = protocol::Decode<protocol::JitBody>(c->req.body);
     if (!body.ok()) return c->Fail(body.status());
-    const std::string lease = plane::LeaseOfRunnerName(body->runner_name);
+    const std::string lease = protocol::LeaseOfRunnerName(body->runner_name);
     if (lease.empty()) {
       return c->Fail(403, "refused", "runner name \"" + body->runner_name.substr(0, 100) +
                                          "\" was not assigned by nodeplane, so no command entitles this node to a "
@@ -578,7 +580,7 @@ void NodeWire::Jit(const std::shared_ptr<Call>& c) {
     if (!minted.ok()) return c->Fail(minted.status());
     o_.log->Info("wire.jit_minted", {{"node", c->node}, {"lease", lease}, {"tier", *tier},
                                      {"target", target->target}, {"runner_id", minted->runner_id}});
-    c->Reply(200, EncodeJit(*minted));
+    c->Reply(200, protocol::Encode(protocol::JitReply{minted->encoded_config, minted->runner_id, minted->runner_name}));
   });
 }
 
@@ -593,7 +595,7 @@ Result<std::string> NodeWire::TierOfLease(const std::string& lease_id) {
 }
 
 void NodeWire::RemoveRunner(const std::shared_ptr<Call>& c) {
-  auto body = DecodeRemoveRunner(c->req.body);
+  auto body = protocol::Decode<protocol::RemoveRunnerBody>(c->req.body);
   if (!body.ok()) return c->Fail(body.status());
   auto tier = TierOfLease(c->lease);
   if (!tier.ok()) return c->Fail(tier.status());
@@ -602,7 +604,7 @@ void NodeWire::RemoveRunner(const std::shared_ptr<Call>& c) {
   if (Status s = TargetOf(*tier, &target, &source); !s.ok()) return c->Fail(s);
   // The runner is the one named for the lease the node is entitled to; the
   // id the node sent is never trusted to say which runner that is (R24).
-  const std::string name = plane::RunnerNameFor(c->lease);
+  const std::string name = protocol::RunnerNameFor(c->lease);
   if (body->runner_id != 0) {
     o_.log->Debug("wire.runner_id_ignored", {{"node", c->node}, {"lease", c->lease}, {"runner_id", body->runner_id}});
   }
@@ -611,7 +613,9 @@ void NodeWire::RemoveRunner(const std::shared_ptr<Call>& c) {
 }
 
 void NodeWire::RecoverRunner(const std::shared_ptr<Call>& c) {
-  if (Status s = DecodeEmpty(c->req.body.empty() ? "{}" : c->req.body, "runner_recover"); !s.ok()) return c->Fail(s);
+  if (auto b = protocol::Decode<protocol::EmptyBody>(c->req.body.empty() ? "{}" : c->req.body, "runner_recover"); !b.ok()) {
+    return c->Fail(b.status());
+  }
   auto lease = o_.leases->GetLease(c->lease);  // only a quarantined lease, which is open
   if (!lease.ok()) return c->Fail(lease.status());
   if (lease->phase != ports::Phase::kQuarantine) {
@@ -620,14 +624,14 @@ void NodeWire::RecoverRunner(const std::shared_ptr<Call>& c) {
   const TierTarget* target = nullptr;
   ports::JitSource* source = nullptr;
   if (Status s = TargetOf(lease->tier, &target, &source); !s.ok()) return c->Fail(s);
-  const std::string name = plane::RunnerNameFor(c->lease);
+  const std::string name = protocol::RunnerNameFor(c->lease);
   auto state = source->RecoverRunner(name);
   if (!state.ok()) return c->Fail(state.status());
-  if (state->busy) return c->Reply(200, EncodeRecover("busy"));  // a job runs on it: leave it be
+  if (state->busy) return c->Reply(200, protocol::Encode(protocol::RecoverReply{"busy"}));  // a job runs on it: leave it be
   if (state->present) {
     if (Status s = source->RemoveRunner(state->runner_id, name); !s.ok()) return c->Fail(s);
   }
-  c->Reply(200, EncodeRecover("retired"));
+  c->Reply(200, protocol::Encode(protocol::RecoverReply{"retired"}));
 }
 
 }  // namespace nodeplane::wire

@@ -8,29 +8,25 @@
 #include <cstdint>
 #include <string_view>
 
-#include "wire/codec.h"
+#include "protocol/codec.h"
 
 namespace http = boost::beast::http;
 using namespace nodeplane;
 
 namespace {
 
-// Every decoder a route body passes through, in the order of the route table.
+// Every message a route body can be read as: what nodes send (strictly)
+// and what the node reads back (leniently).
+template <class... M>
+void DecodeAs(std::string_view body) {
+  ((void)protocol::Decode<M>(body), ...);
+}
 void DecodeEveryRouteBody(std::string_view body) {
-  (void)wire::DecodeRegister(body);
-  (void)wire::DecodeResult(body);
-  (void)wire::DecodeEpoch(body, "bind");
-  (void)wire::DecodeAdvance(body);
-  (void)wire::DecodeRelease(body);
-  (void)wire::DecodeFailure(body);
-  (void)wire::DecodeReconcile(body);
-  (void)wire::DecodeEmpty(body, "withdraw");
-  (void)wire::DecodeEnroll(body);
-  (void)wire::DecodeRenew(body);
-  (void)wire::DecodeDescribe(body);
-  (void)wire::DecodeJit(body);
-  (void)wire::DecodeRemoveRunner(body);
-  (void)wire::ParseWirePhase(body);
+  using namespace protocol;
+  DecodeAs<RegisterRequest, CommandResult, EpochBody, AdvanceBody, ReleaseBody, FailureBody, ReconcileBody, EmptyBody,
+           EnrollBody, RenewBody, DescribeBody, JitBody, RemoveRunnerBody>(body);
+  DecodeAs<RegisterResponse, Command, LeaseReply, LaunchedReply, CaReply, EnrollReply, RenewReply, JitReply,
+           ErrorReply>(body);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "config/config_loader.h"
-#include "wire/codec.h"
+#include "protocol/codec.h"
 #include "wire/http_server.h"
 #include "node/node_agent.h"
 #include "nodeplaned/daemon.h"
@@ -118,7 +118,7 @@ provides = ["ledger"]
     EXPECT_TRUE(leases.ok() && leases->size() == 1);
     ports::Lease lease = leases->front();
     EXPECT_TRUE(ledger.Assign(lease.id, lease.epoch, request_id, request_id).ok());
-    plane::Job job{request_id, request_id, "test", "acme", "repo", "ref"};
+    protocol::Job job{request_id, request_id, "test", "acme", "repo", "ref"};
     EXPECT_TRUE(daemon_->plane().runner().Launch(lease, job).ok());
     EXPECT_TRUE(Eventually([&] {
       auto l = ledger.GetLease(lease.id);
@@ -185,7 +185,7 @@ TEST(NodeAgentRefusal, R01_ARegistrationRefusedWith400StopsTheNode) {
     void Handle(wire::HttpRequest, wire::Responder respond) override {
       ++asked;
       respond(wire::HttpResponse(400, "application/json",
-                                 wire::EncodeError("refused", "register: unknown field \"inventory_known\"")));
+                                 protocol::Encode(protocol::ErrorReply{"refused", "register: unknown field \"inventory_known\""})));
     }
   } refuser;
   Logger quiet(LogLevel::kError);

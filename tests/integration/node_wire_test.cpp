@@ -96,7 +96,7 @@ class NodeWireTest : public ::testing::Test {
   void MakePlane(const plane::Clock* clock = nullptr) {
     plane::PlaneOptions o;
     o.deployment = "dep";
-    o.tiers.push_back(plane::Tier{plane::TierShape{"small", 1, kGiB, "linux", "", {"/bin/true"}, "", {}, false},
+    o.tiers.push_back(plane::Tier{protocol::TierShape{"small", 1, kGiB, "linux", "", {"/bin/true"}, "", {}, false},
                                   {"process"}});
     o.registrar = ledger_.get();
     o.leases = ledger_.get();
@@ -176,7 +176,7 @@ class NodeWireTest : public ::testing::Test {
     lease.phase = ports::Phase::kAssigned;
     auto launch = std::async(std::launch::async, [&] {
       ports::Lease l = lease;
-      return plane_->runner().Launch(l, plane::Job{request_id, 7, "push", "acme", "api", "ci.yml"});
+      return plane_->runner().Launch(l, protocol::Job{request_id, 7, "push", "acme", "api", "ci.yml"});
     });
     while (plane_->QueuedForTest(node) != 1) std::this_thread::yield();
     Reply cmd = Send("POST", "/v1/nodes/" + node + "/poll", "", inc);
@@ -232,7 +232,7 @@ TEST_F(NodeWireTest, AJobRunsThroughTheWire) {
   ports::Lease lease = Assigned();
   auto launch = std::async(std::launch::async, [&] {
     ports::Lease l = lease;
-    return plane_->runner().Launch(l, plane::Job{42, 7, "push", "acme", "api", "ci.yml"});
+    return plane_->runner().Launch(l, protocol::Job{42, 7, "push", "acme", "api", "ci.yml"});
   });
   while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
   Reply cmd = Send("POST", "/v1/nodes/n1/poll");
@@ -298,7 +298,7 @@ class NodeWireJitTest : public NodeWireTest {
     ports::Lease lease = Assigned();
     auto launch = std::async(std::launch::async, [&] {
       ports::Lease l = lease;
-      return plane_->runner().Launch(l, plane::Job{42, 7, "push", "acme", "api", "ci.yml"});
+      return plane_->runner().Launch(l, protocol::Job{42, 7, "push", "acme", "api", "ci.yml"});
     });
     while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
     Reply cmd = Send("POST", "/v1/nodes/n1/poll");
@@ -422,7 +422,7 @@ TEST_F(NodeWireTest, ALateLaunchResultIsRedirectedIntoCustody) {
   std::stop_source stop;
   auto launch = std::async(std::launch::async, [&] {
     ports::Lease l = lease;
-    return plane_->runner().Launch(l, plane::Job{42, 7, "", "", "", ""}, stop.get_token());
+    return plane_->runner().Launch(l, protocol::Job{42, 7, "", "", "", ""}, stop.get_token());
   });
   while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
   Reply cmd = Send("POST", "/v1/nodes/n1/poll");
@@ -512,7 +512,7 @@ TEST_F(NodeWireTest, R43_APollWhoseClientWentAwayIsCancelled) {
   ports::Lease lease = Assigned();
   auto launch = std::async(std::launch::async, [&] {
     ports::Lease l = lease;
-    return plane_->runner().Launch(l, plane::Job{42, 7, "push", "acme", "api", "ci.yml"});
+    return plane_->runner().Launch(l, protocol::Job{42, 7, "push", "acme", "api", "ci.yml"});
   });
   while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();  // not taken by the dead poll
   Reply cmd = Send("POST", "/v1/nodes/n1/poll");
@@ -590,7 +590,7 @@ TEST_F(NodeWireJitTest, R24_R25_ARunnerIsRemovedByItsLeasesNameEvenAfterTheRelea
   EXPECT_EQ(removed.status, 204) << removed.body;
   std::lock_guard l(source.mu);
   ASSERT_EQ(source.removed.size(), 1u);
-  EXPECT_EQ(source.removed[0], std::make_pair(int64_t{0}, plane::RunnerNameFor(lease.id)));
+  EXPECT_EQ(source.removed[0], std::make_pair(int64_t{0}, protocol::RunnerNameFor(lease.id)));
 }
 
 // Issue 22 #2: a withdraw smuggled behind a GET with an ambiguous

@@ -17,7 +17,7 @@
 #include "config/config_loader.h"
 #include "nodeplaned/daemon.h"
 #include "pki/authority.h"
-#include "plane/protocol.h"
+#include "protocol/messages.h"
 #include "wire/http_client.h"
 
 namespace nodeplane {
@@ -180,7 +180,7 @@ deny_owner = "evil"
     ports::Lease lease = leases->front();
     ASSERT_TRUE(ledger.Assign(lease.id, lease.epoch, 7, next_request_++).ok());  // one open lease a request
     lease.phase = ports::Phase::kAssigned;
-    plane::Job job{42, 7, "workflow_job", "acme", "repo", "ref"};
+    protocol::Job job{42, 7, "workflow_job", "acme", "repo", "ref"};
     auto launched = std::async(std::launch::async, [&] { return daemon_->plane().runner().Launch(lease, job); });
     // Wait on the plane's state: the launch is queued for one of the nodes.
     while (daemon_->plane().QueuedForTest("n1") + daemon_->plane().QueuedForTest("n2") == 0) {
@@ -195,7 +195,7 @@ deny_owner = "evil"
       const std::string other = node == "n1" ? "n2" : "n1";
       wire::HttpClient& holder = *c;
       wire::HttpClient& stranger = node == "n1" ? c2 : c1;
-      const std::string runner = plane::RunnerNameFor(lease.id);
+      const std::string runner = protocol::RunnerNameFor(lease.id);
       // Another node is not entitled; neither is a name nodeplane did not give.
       EXPECT_EQ(Call(stranger, "POST", "/v1/nodes/" + other + "/jit", R"({"runner_name":")" + runner + R"("})").status,
                 403);

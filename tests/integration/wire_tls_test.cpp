@@ -68,7 +68,7 @@ TEST_F(WireTlsTest, S11_APollParkedBeforeARevocationIsHandedNothing) {
   ports::Lease lease = leases->front();
   std::stop_source stop;
   auto launch = std::async(std::launch::async, [&] {
-    return plane.runner().Launch(lease, plane::Job{1, 1, "", "", "", ""}, stop.get_token());
+    return plane.runner().Launch(lease, protocol::Job{1, 1, "", "", "", ""}, stop.get_token());
   });
   wire::ClientResponse answer = parked.get();
   EXPECT_EQ(answer.status, 403) << answer.body;

@@ -19,10 +19,10 @@ namespace {
 
 constexpr int64_t kGiB = 1LL << 30;
 
-plane::Command Take(plane::Plane& p) {
+protocol::Command Take(plane::Plane& p) {
   auto r = p.Poll("n1", "i1");
   EXPECT_TRUE(r.ok() && r->has_value());
-  return r.ok() && r->has_value() ? **r : plane::Command{};
+  return r.ok() && r->has_value() ? **r : protocol::Command{};
 }
 
 TEST(Reaper, R44_AReapThatEndedLeasesIsFollowedByTendAndSweep) {
@@ -30,7 +30,7 @@ TEST(Reaper, R44_AReapThatEndedLeasesIsFollowedByTendAndSweep) {
   plane::PlaneOptions o;
   o.deployment = "dep";
   plane::Plane p(o);
-  plane::RegisterRequest r;
+  protocol::RegisterRequest r;
   r.version = 1;
   r.node = "n1";
   r.provider = "process";
@@ -44,13 +44,13 @@ TEST(Reaper, R44_AReapThatEndedLeasesIsFollowedByTendAndSweep) {
     Reaper reaper([&]() -> Result<int64_t> { return reaps++ == 0 ? 1 : 0; }, [] { return Status::Ok(); }, p.runner(),
                   log, ReapTiming{std::chrono::milliseconds(1), std::chrono::seconds(0)});
     while (p.QueuedForTest("n1") == 0) std::this_thread::yield();
-    plane::Command tend = Take(p);
-    EXPECT_EQ(tend.kind, plane::CommandKind::kTend);
-    ASSERT_TRUE(p.ReceiveResult("n1", "i1", plane::CommandResult{tend.id, true, "", false, "", {}}).ok());
+    protocol::Command tend = Take(p);
+    EXPECT_EQ(tend.kind, protocol::CommandKind::kTend);
+    ASSERT_TRUE(p.ReceiveResult("n1", "i1", protocol::CommandResult{tend.id, true, "", false, "", {}}).ok());
     while (p.QueuedForTest("n1") == 0) std::this_thread::yield();
-    plane::Command sweep = Take(p);
-    EXPECT_EQ(sweep.kind, plane::CommandKind::kSweep);
-    ASSERT_TRUE(p.ReceiveResult("n1", "i1", plane::CommandResult{sweep.id, true, "", false, "", {}}).ok());
+    protocol::Command sweep = Take(p);
+    EXPECT_EQ(sweep.kind, protocol::CommandKind::kSweep);
+    ASSERT_TRUE(p.ReceiveResult("n1", "i1", protocol::CommandResult{sweep.id, true, "", false, "", {}}).ok());
   }
   EXPECT_GE(reaps.load(), 1);
   EXPECT_EQ(p.QueuedForTest("n1"), 0u);  // later reaps ended nothing: no more sweeps

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "plane/protocol.h"
-#include "wire/codec.h"
+#include "protocol/messages.h"
+#include "protocol/codec.h"
 
 namespace nodeplane::bench {
 
@@ -121,9 +121,9 @@ asio::awaitable<Reply> Exchange(Conn& c, const SimFleet::Node& n, http::verb ver
 }
 
 std::string RegisterBody(const SimFleet::Impl& im, const SimFleet::Node& n) {
-  plane::RegisterRequest q;
-  q.min_version = plane::kMinProtocol;
-  q.version = plane::kMaxProtocol;
+  protocol::RegisterRequest q;
+  q.min_version = protocol::kMinProtocol;
+  q.version = protocol::kMaxProtocol;
   q.node = n.name;
   q.provider = "process";
   q.deployment = im.o.deployment;
@@ -133,7 +133,7 @@ std::string RegisterBody(const SimFleet::Impl& im, const SimFleet::Node& n) {
   q.memory = int64_t{8} << 30;
   q.instances.assign(n.running.begin(), n.running.end());
   q.inventory_known = true;
-  return wire::Encode(q);
+  return protocol::Encode(q);
 }
 
 // A launched job: heartbeats at TTL/3 on a lease connection while the
@@ -142,6 +142,11 @@ std::string RegisterBody(const SimFleet::Impl& im, const SimFleet::Node& n) {
 // meanwhile (idle past its header timeout) is replaced at once.
 asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease lease) {
   const std::string base = "/v1/nodes/" + n.name + "/leases/" + lease.id;
+  // Bodies are encoded here, not inside a co_await: GCC 12 destroys a
+  // braced temporary with a string member twice in a coroutine's
+  // co_await expression (free(): invalid pointer).
+  const std::string heartbeat = protocol::Encode(protocol::EpochBody{lease.epoch, {}});
+  const std::string release = protocol::Encode(protocol::ReleaseBody{lease.epoch, ports::Phase::kDone});
   const auto end = Clock::now() + im.o.job_duration;
   asio::steady_timer timer(co_await asio::this_coro::executor);
   std::unique_ptr<Conn> c;
@@ -158,12 +163,11 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
     try {
       if (!c) c = co_await Open(im, n);
       if (done) {
-        Reply r = co_await Exchange(*c, n, http::verb::post, base + "/release",
-                                    wire::EncodeReleaseBody(lease.epoch, ports::Phase::kDone));
+        Reply r = co_await Exchange(*c, n, http::verb::post, base + "/release", release);
         released = true;  // 204, or the lease is gone anyway
         (void)r;
       } else {
-        co_await Exchange(*c, n, http::verb::post, base + "/heartbeat", wire::EncodeEpochBody(lease.epoch));
+        co_await Exchange(*c, n, http::verb::post, base + "/heartbeat", heartbeat);
       }
     } catch (const std::exception&) {
       failed = true;
@@ -187,15 +191,15 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
 }
 
 asio::awaitable<void> Execute(SimFleet::Impl& im, SimFleet::Node& n, Conn& c, const std::string& body) {
-  auto cmd = wire::DecodeCommand(body);
+  auto cmd = protocol::Decode<protocol::Command>(body);
   if (!cmd.ok()) co_return;
-  plane::CommandResult result;
+  protocol::CommandResult result;
   result.id = cmd->id;
   result.ok = true;
   const std::string nodes = "/v1/nodes/" + n.name;
   std::optional<ports::Lease> launched;
   switch (cmd->kind) {
-    case plane::CommandKind::kLaunch: {
+    case protocol::CommandKind::kLaunch: {
       {
         std::lock_guard lock(im.mu);
         im.launched[cmd->RequestId()] = Clock::now();
@@ -204,10 +208,10 @@ asio::awaitable<void> Execute(SimFleet::Impl& im, SimFleet::Node& n, Conn& c, co
       const ports::Lease& lease = *cmd->lease;
       const std::string base = nodes + "/leases/" + lease.id;
       const std::pair<std::string, std::string> steps[] = {
-          {"/bind", wire::EncodeEpochBody(lease.epoch)},
-          {"/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kLaunching)},
-          {"/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kOnline)},
-          {"/advance", wire::EncodeAdvanceBody(lease.epoch, ports::Phase::kBusy)}};
+          {"/bind", protocol::Encode(protocol::EpochBody{lease.epoch, {}})},
+          {"/advance", protocol::Encode(protocol::AdvanceBody{lease.epoch, ports::Phase::kLaunching})},
+          {"/advance", protocol::Encode(protocol::AdvanceBody{lease.epoch, ports::Phase::kOnline})},
+          {"/advance", protocol::Encode(protocol::AdvanceBody{lease.epoch, ports::Phase::kBusy})}};
       for (const auto& [path, step] : steps) {
         Reply r = co_await Exchange(c, n, http::verb::post, base + path, step);
         if (r.status != 204) {
@@ -222,26 +226,26 @@ asio::awaitable<void> Execute(SimFleet::Impl& im, SimFleet::Node& n, Conn& c, co
       }
       break;
     }
-    case plane::CommandKind::kSweep:
+    case protocol::CommandKind::kSweep:
       co_await Exchange(c, n, http::verb::get, nodes + "/launched", "");
       break;
-    case plane::CommandKind::kInventory:
+    case protocol::CommandKind::kInventory:
       result.barrier_id = cmd->barrier_id;
       result.instances.assign(n.running.begin(), n.running.end());
       break;
-    case plane::CommandKind::kUpgrade:
+    case protocol::CommandKind::kUpgrade:
       result.ok = false;
       result.error = "a simulated node does not upgrade";
       break;
-    case plane::CommandKind::kDestroy:
-    case plane::CommandKind::kTend:
+    case protocol::CommandKind::kDestroy:
+    case protocol::CommandKind::kTend:
       break;  // a held job heartbeats and releases on its own schedule
   }
-  co_await Exchange(c, n, http::verb::post, nodes + "/result", wire::Encode(result));
+  co_await Exchange(c, n, http::verb::post, nodes + "/result", protocol::Encode(result));
   if (launched) {
     if (im.o.job_duration == 0ms) {
       co_await Exchange(c, n, http::verb::post, nodes + "/leases/" + launched->id + "/release",
-                        wire::EncodeReleaseBody(launched->epoch, ports::Phase::kDone));
+                        protocol::Encode(protocol::ReleaseBody{launched->epoch, ports::Phase::kDone}));
       n.running.erase(launched->id);
     } else {
       asio::co_spawn(co_await asio::this_coro::executor, Hold(im, n, *launched), asio::detached);
@@ -263,7 +267,7 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
       if (!n.registered) {
         Reply r = co_await Exchange(*c, n, http::verb::post, "/v1/register", RegisterBody(im, n));
         if (r.status != 200) throw std::runtime_error("registration answered " + std::to_string(r.status));
-        auto reply = wire::DecodeRegisterReply(r.body);
+        auto reply = protocol::Decode<protocol::RegisterResponse>(r.body);
         if (reply.ok() && reply->lease_ttl_seconds > 0) n.ttl = std::chrono::seconds(reply->lease_ttl_seconds);
         if (reply.ok() && reply->poll_seconds > 0) n.poll = std::chrono::seconds(reply->poll_seconds);
         n.registered = true;
