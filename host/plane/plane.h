@@ -219,6 +219,15 @@ class Plane {
   // membership alone (false), read in one snapshot (R19).
   Result<bool> AuthorizeLease(const std::string& node, const std::string& incarnation,
                               const std::string& lease_id) const;
+  // Whether a request of `node`'s process `incarnation` may act on the lease
+  // (the node wire's forOwnLease guard): the recorded owner; else, read from
+  // the ledger in the same request, the holder it recorded (R14, R26), or,
+  // admitted by membership alone, the current process of the node the
+  // ledger places the lease on (R19: kSuperseded when it places it
+  // elsewhere); for an ended lease, the node its job was attributed to
+  // (R25). Blocks on the ledger.
+  Status AdmitLeaseRequest(const std::string& node, const std::string& incarnation,
+                           const std::string& lease_id) const;
   // Frees quarantine the host's inventory proves gone, adopts what it runs,
   // and forgets the records of the node's leases that have ended (R25, R29).
   Result<int64_t> ReconcileInventory(const std::string& node, const std::string& incarnation,

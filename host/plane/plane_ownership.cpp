@@ -143,6 +143,34 @@ Result<bool> Plane::AuthorizeLease(const std::string& node, const std::string& i
   return false;
 }
 
+Status Plane::AdmitLeaseRequest(const std::string& node, const std::string& incarnation,
+                                const std::string& lease_id) const {
+  auto by_owner = AuthorizeLease(node, incarnation, lease_id);
+  if (by_owner.ok() && *by_owner) return Status::Ok();  // the recorded owner
+  if (opts_.leases == nullptr) return by_owner.ok() ? Status::Unavailable("no ledger is configured") : by_owner.status();
+  auto lease = opts_.leases->GetLease(lease_id);
+  if (!lease.ok() && ports::Is(lease.status(), ports::Verdict::kNotFound)) {
+    // Ended: whose job it was decides, so its node can still settle a
+    // release and remove the lease's runner (R25).
+    auto ended = opts_.leases->EndedLeaseNode(lease_id);
+    if (ended.ok() && *ended == node) return Status::Ok();
+    return by_owner.ok() ? lease.status() : by_owner.status();
+  }
+  if (!lease.ok()) return lease.status();
+  if (!by_owner.ok()) {
+    // Not a process the plane admits; the holder the ledger recorded
+    // still is, as after a restart that forgot it (R14, R26).
+    const bool holder = !incarnation.empty() && lease->node == node && lease->holder_incarnation == incarnation;
+    return holder ? Status::Ok() : by_owner.status();
+  }
+  // Admitted by membership alone: the ledger must place the lease here (R19).
+  const std::string& placed = lease->node.empty() ? lease->target_node : lease->node;
+  if (!placed.empty() && placed != node) {
+    return Superseded("the ledger places lease " + lease_id + " on node \"" + placed + "\", not \"" + node + "\"");
+  }
+  return Status::Ok();
+}
+
 Status Plane::MayMutateLease(const std::string& node, const std::string& incarnation,
                              const std::string& lease_id) const {
   return AuthorizeLease(node, incarnation, lease_id).status();

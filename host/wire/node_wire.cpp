@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <chrono>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -104,8 +103,9 @@ WireError MapStatus(const Status& s) {
   }
 }
 
+
 NodeWire::NodeWire(NodeWireOptions options)
-    : o_(std::move(options)), workers_(std::make_unique<CallPool>(o_.workers)) {
+    : o_(std::move(options)), jit_(o_.tiers, o_.jit_sources), workers_(std::make_unique<CallPool>(o_.workers)) {
   if (!o_.now_ns) {
     o_.now_ns = [] {
       return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -114,23 +114,67 @@ NodeWire::NodeWire(NodeWireOptions options)
   }
 }
 
+// The route table. Every route names its guard and whether it blocks, so a
+// route added without a guard is visibly missing one, and where it runs is
+// decided once, by Dispatch. A path's {node} and {lease} capture one
+// non-empty segment; the label is the request metrics' (a fixed set, so a
+// stranger's paths cannot grow it).
+const std::vector<NodeWire::Route>& NodeWire::Routes() {
+  using G = Guard;
+  static const std::vector<Route> kRoutes = WithSegments({
+      {"GET", "/healthz", "healthz", G::kNone, false, &NodeWire::Health},
+      {"HEAD", "/healthz", "healthz", G::kNone, false, &NodeWire::Health},
+      // Authenticated against the body's name, after decoding.
+      {"POST", "/v1/register", "register", G::kNone, true, &NodeWire::Register},
+      {"POST", "/v1/nodes/{node}/poll", "poll", G::kNewWork, false, &NodeWire::Poll},
+      // Reporting is the handover itself: any process of the node.
+      {"POST", "/v1/nodes/{node}/result", "result", G::kNode, true, &NodeWire::ReportResult},
+      {"POST", "/v1/nodes/{node}/withdraw", "withdraw", G::kNewWork, true, &NodeWire::Withdraw},
+      {"GET", "/v1/nodes/{node}/launched", "launched", G::kNewWork, true, &NodeWire::Launched},
+      {"POST", "/v1/nodes/{node}/reconcile", "reconcile", G::kNewWork, true, &NodeWire::Reconcile},
+      {"POST", "/v1/nodes/{node}/renew", "renew", G::kNode, true, &NodeWire::Renew},
+      {"GET", "/v1/nodes/{node}/cache-policy", "cache-policy", G::kNode, true, &NodeWire::CachePolicy},
+      {"POST", "/v1/nodes/{node}/describe", "describe", G::kNewWork, true, &NodeWire::Describe},
+      // A superseded process may finish its launch.
+      {"POST", "/v1/nodes/{node}/jit", "jit", G::kNode, true, &NodeWire::Jit},
+      {"GET", "/v1/nodes/{node}/leases/{lease}", "lease_get", G::kOwnLease, true, &NodeWire::LeaseGet},
+      {"POST", "/v1/nodes/{node}/leases/{lease}/bind", "lease_bind", G::kNewWork, true, &NodeWire::Bind},
+      {"POST", "/v1/nodes/{node}/leases/{lease}/advance", "lease_advance", G::kOwnLease, true, &NodeWire::Advance},
+      {"POST", "/v1/nodes/{node}/leases/{lease}/heartbeat", "lease_heartbeat", G::kOwnLease, true,
+       &NodeWire::Heartbeat},
+      {"POST", "/v1/nodes/{node}/leases/{lease}/failure", "lease_failure", G::kOwnLease, true, &NodeWire::MarkFailure},
+      {"POST", "/v1/nodes/{node}/leases/{lease}/release", "lease_release", G::kOwnLease, true, &NodeWire::Release},
+      {"POST", "/v1/nodes/{node}/leases/{lease}/runner/remove", "runner_remove", G::kOwnLease, true,
+       &NodeWire::RemoveRunner},
+      {"POST", "/v1/nodes/{node}/leases/{lease}/runner/recover", "runner_recover", G::kOwnLease, true,
+       &NodeWire::RecoverRunner},
+  });
+  return kRoutes;
+}
+
+std::vector<NodeWire::Route> NodeWire::WithSegments(std::vector<Route> routes) {
+  for (Route& r : routes) r.segments = Split(r.path);
+  return routes;
+}
+
 namespace {
 
-// The route a path names, as the request metrics label it: one of a fixed
-// set, so a stranger's paths cannot grow the metric's label set.
-std::string RouteLabel(const std::vector<std::string>& p) {
-  static const std::set<std::string> kNodeRoutes = {"poll",     "result",       "withdraw", "launched", "reconcile",
-                                                    "renew",    "cache-policy", "describe", "jit"};
-  static const std::set<std::string> kLeaseOps = {"bind", "advance", "heartbeat", "failure", "release"};
-  if (p.size() == 1 && p[0] == "healthz") return "healthz";
-  if (p.size() == 2 && p[0] == "v1" && p[1] == "register") return "register";
-  if (p.size() < 4 || p[0] != "v1" || p[1] != "nodes") return "other";
-  if (p.size() == 4 && kNodeRoutes.count(p[3]) != 0) return p[3];
-  if (p[3] != "leases") return "other";
-  if (p.size() == 5) return "lease_get";
-  if (p.size() == 6 && kLeaseOps.count(p[5]) != 0) return "lease_" + p[5];
-  if (p.size() == 7 && p[5] == "runner" && (p[6] == "remove" || p[6] == "recover")) return "runner_" + p[6];
-  return "other";
+// Whether `path` has the shape of a route's `want`, filling the captures.
+bool Matches(const std::vector<std::string>& want, const std::vector<std::string>& path, std::string& node,
+             std::string& lease) {
+  if (want.size() != path.size()) return false;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == "{node}" || want[i] == "{lease}") {
+      if (path[i].empty()) return false;
+    } else if (want[i] != path[i]) {
+      return false;
+    }
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == "{node}") node = path[i];
+    if (want[i] == "{lease}") lease = path[i];
+  }
+  return true;
 }
 
 }  // namespace
@@ -139,72 +183,45 @@ void NodeWire::Handle(HttpRequest request, Responder respond) {
   auto c = std::make_shared<Call>();
   c->req = std::move(request);
   c->path = Split(c->req.target);
+  const Route* route = nullptr;
+  const Route* other_method = nullptr;
+  for (const Route& r : Routes()) {
+    if (!Matches(r.segments, c->path, c->node, c->lease)) continue;
+    if (c->req.method == r.method) {
+      route = &r;
+      break;
+    }
+    other_method = &r;
+  }
   // Every answer is counted and timed by route and status.
-  c->respond = [requests = requests_, route = RouteLabel(c->path), start = std::chrono::steady_clock::now(),
-                respond = std::move(respond)](HttpResponse r) {
-    requests->For("route=\"" + route + "\",status=\"" + std::to_string(r.status) + "\"")
+  const Route* labelled = route != nullptr ? route : other_method;
+  c->respond = [requests = requests_, label = std::string(labelled ? labelled->label : "other"),
+                start = std::chrono::steady_clock::now(), respond = std::move(respond)](HttpResponse r) {
+    requests->For("route=\"" + label + "\",status=\"" + std::to_string(r.status) + "\"")
         .Observe(std::chrono::steady_clock::now() - start);
     respond(std::move(r));
   };
   c->incarnation = std::string(c->req.Header(kIncarnationHeader));
-  Route(c);
+  if (route == nullptr && other_method != nullptr) {
+    return c->Fail(405, "refused", std::string(other_method->path) + " answers " + other_method->method);
+  }
+  // Without a plane (tests of the listener) only /healthz is served.
+  if (route == nullptr || (o_.plane == nullptr && route->handler != &NodeWire::Health)) return c->NoRoute();
+  Dispatch(*route, c);
 }
 
-// The routing table. Every route that acts for a node names its guard here,
-// where a route added without one is visibly missing it.
-void NodeWire::Route(const std::shared_ptr<Call>& c) {
-  const std::string& m = c->req.method;
-  const auto& p = c->path;
-  if (p.size() == 1 && p[0] == "healthz") {
-    if (m != "GET" && m != "HEAD") return c->Fail(405, "refused", "/healthz answers GET only");
-    return c->Reply(200, protocol::Encode(protocol::HealthReply{.deployment = o_.deployment}));
+// The one place a route's thread is chosen: on the I/O thread when neither
+// its guard nor its handler blocks, else one hop to a worker, where the guard
+// and the handler run in turn.
+void NodeWire::Dispatch(const Route& route, const std::shared_ptr<Call>& c) {
+  const bool guard_blocks = route.guard == Guard::kOwnLease || (route.guard != Guard::kNone && c->req.tls);
+  if (!route.blocks && !guard_blocks) {
+    if (Admit(route.guard, c)) (this->*route.handler)(c);
+    return;
   }
-  if (o_.plane == nullptr || p.size() < 2 || p[0] != "v1") return c->NoRoute();
-  if (p.size() == 2 && p[1] == "register") {
-    if (m != "POST") return c->Fail(405, "refused", "a registration is a POST");
-    return Register(c);  // authenticated against the body's name, after decoding
-  }
-  if (p.size() >= 4 && p[1] == "nodes" && !p[2].empty()) {
-    c->node = p[2];
-    return RouteNode(c);
-  }
-  c->NoRoute();
-}
-
-void NodeWire::RouteNode(const std::shared_ptr<Call>& c) {
-  const std::string& m = c->req.method;
-  const auto& p = c->path;
-  const std::string& what = p[3];
-  auto run = [this, c](void (NodeWire::*route)(const std::shared_ptr<Call>&)) {
-    return [this, c, route] { (this->*route)(c); };
-  };
-  if (p.size() == 4) {
-    if (m == "POST" && what == "poll") return ForNewWork(c, run(&NodeWire::Poll));
-    if (m == "POST" && what == "result") return ForNode(c, run(&NodeWire::ReportResult));
-    if (m == "POST" && what == "withdraw") return ForNewWork(c, run(&NodeWire::Withdraw));
-    if (m == "GET" && what == "launched") return ForNewWork(c, run(&NodeWire::Launched));
-    if (m == "POST" && what == "reconcile") return ForNewWork(c, run(&NodeWire::Reconcile));
-    if (m == "POST" && what == "renew") return ForNode(c, run(&NodeWire::Renew));
-    if (m == "GET" && what == "cache-policy") return ForNode(c, run(&NodeWire::CachePolicy));
-    if (m == "POST" && what == "describe") return ForNewWork(c, run(&NodeWire::Describe));
-    if (m == "POST" && what == "jit") return ForNode(c, run(&NodeWire::Jit));  // a superseded process may finish its launch
-  }
-  if (what == "leases" && p.size() >= 5 && !p[4].empty()) {
-    c->lease = p[4];
-    if (p.size() == 5 && m == "GET") return ForOwnLease(c, [this, c] { LeaseOp(c, "get"); });
-    if (p.size() == 6 && m == "POST") {
-      const std::string& op = p[5];
-      if (op == "bind") return ForNewWork(c, run(&NodeWire::Bind));
-      if (op == "advance" || op == "heartbeat" || op == "failure" || op == "release") {
-        return ForOwnLease(c, [this, c, op] { LeaseOp(c, op); });
-      }
-    }
-    if (p.size() == 7 && m == "POST" && p[5] == "runner") {
-      if (p[6] == "remove") return ForOwnLease(c, run(&NodeWire::RemoveRunner));
-      if (p[6] == "recover") return ForOwnLease(c, run(&NodeWire::RecoverRunner));
-    }
-  }
-  c->NoRoute();
+  workers_->Post([this, &route, c] {
+    if (Admit(route.guard, c)) (this->*route.handler)(c);
+  });
 }
 
 bool NodeWire::Authenticated(const std::shared_ptr<Call>& c) {
@@ -252,95 +269,66 @@ bool NodeWire::NotRevoked(const std::shared_ptr<Call>& c) {
   return true;
 }
 
-void NodeWire::ForNode(const std::shared_ptr<Call>& c, Step then) {
-  if (!Authenticated(c)) return;
-  Step admitted = [this, c, then = std::move(then)] {
-    o_.plane->Seen(c->node, c->incarnation);  // every authenticated request is evidence of life (R31)
-    then();
-  };
-  if (!c->req.tls) return admitted();
-  workers_->Post([this, c, admitted = std::move(admitted)] {
-    if (NotRevoked(c)) admitted();
-  });
-}
-
-void NodeWire::ForNewWork(const std::shared_ptr<Call>& c, Step then) {
-  ForNode(c, [this, c, then = std::move(then)] {
+// The guards (node_wire.h). False: the call is answered already.
+bool NodeWire::Admit(Guard guard, const std::shared_ptr<Call>& c) {
+  if (guard == Guard::kNone) return true;
+  if (!Authenticated(c) || !NotRevoked(c)) return false;
+  o_.plane->Seen(c->node, c->incarnation);  // every authenticated request is evidence of life (R31)
+  if (guard == Guard::kNewWork) {
+    // An unknown node is answered "unregistered" by the route itself.
     Status s = o_.plane->CheckIncarnation(c->node, c->incarnation);
-    if (plane::Is(s, plane::kSuperseded)) return c->Fail(s);
-    then();  // an unknown node is answered "unregistered" by the route itself
-  });
+    if (plane::Is(s, plane::kSuperseded)) {
+      c->Fail(s);
+      return false;
+    }
+  }
+  if (guard == Guard::kOwnLease) {
+    if (Status s = o_.plane->AdmitLeaseRequest(c->node, c->incarnation, c->lease); !s.ok()) {
+      c->Fail(s);
+      return false;
+    }
+  }
+  return true;
 }
 
-void NodeWire::ForOwnLease(const std::shared_ptr<Call>& c, Step then) {
-  ForNode(c, [this, c, then = std::move(then)] {
-    workers_->Post([this, c, then = std::move(then)] {
-      auto by_owner = o_.plane->AuthorizeLease(c->node, c->incarnation, c->lease);
-      if (by_owner.ok() && *by_owner) return then();  // the recorded owner
-      // Otherwise the ledger decides, read in the same request (R19).
-      auto lease = o_.leases->GetLease(c->lease);
-      if (!lease.ok() && ports::Is(lease.status(), ports::Verdict::kNotFound)) {
-        // Ended: whose job it was decides, so its node can still settle a
-        // release and remove the lease's runner (R25).
-        auto ended = o_.leases->EndedLeaseNode(c->lease);
-        if (ended.ok() && *ended == c->node) return then();
-        return c->Fail(by_owner.ok() ? lease.status() : by_owner.status());
-      }
-      if (!lease.ok()) return c->Fail(lease.status());
-      if (!by_owner.ok()) {
-        // Not a process the plane admits; the holder the ledger recorded
-        // still is, as after a restart that forgot it (R14, R26).
-        const bool holder = !c->incarnation.empty() && lease->node == c->node &&
-                            lease->holder_incarnation == c->incarnation;
-        return holder ? then() : c->Fail(by_owner.status());
-      }
-      // Admitted by membership alone: the ledger must place the lease here (R19).
-      const std::string& placed = lease->node.empty() ? lease->target_node : lease->node;
-      if (!placed.empty() && placed != c->node) {
-        return c->Fail(409, "superseded",
-                       "the ledger places lease " + c->lease + " on node \"" + placed + "\", not \"" + c->node + "\"");
-      }
-      then();
-    });
-  });
+void NodeWire::Health(const std::shared_ptr<Call>& c) {
+  c->Reply(200, protocol::Encode(protocol::HealthReply{.deployment = o_.deployment}));
 }
 
 void NodeWire::Register(const std::shared_ptr<Call>& c) {
-  workers_->Post([this, c] {
-    auto req = protocol::Decode<protocol::RegisterRequest>(c->req.body);
-    if (c->req.tls) {
-      // The certificate names who is arriving, whatever the body says: that
-      // host's proof is discarded first (R16, R18), and no other host's.
-      if (!c->req.peer || c->req.peer->common_name.empty()) {
-        return c->Fail(401, "unauthenticated", "this wire requires a client certificate issued by the deployment's authority");
-      }
-      c->node = c->req.peer->common_name;
-      if (Status s = o_.plane->ArrivingForRegistration(c->node); !s.ok()) return c->Fail(503, "", s.message());
-      if (!req.ok()) return c->Fail(req.status());
-      if (req->node != c->node) {
-        return c->Fail(403, "refused", "this connection is authenticated as node \"" + c->node +
-                                           "\" and cannot register \"" + req->node.substr(0, 100) + "\"");
-      }
-      if (!NotRevoked(c)) return;
-    } else {
-      // On the loopback wire a body that cannot be decoded names nobody, so
-      // every host's proof is discarded (R15).
-      if (!req.ok()) {
-        if (Status s = o_.plane->ArrivalWasUnreadable(); !s.ok()) return c->Fail(503, "", s.message());
-        return c->Fail(req.status());
-      }
-      c->node = req->node;
-      if (Status s = o_.plane->ArrivingForRegistration(c->node); !s.ok()) return c->Fail(503, "", s.message());
+  auto req = protocol::Decode<protocol::RegisterRequest>(c->req.body);
+  if (c->req.tls) {
+    // The certificate names who is arriving, whatever the body says: that
+    // host's proof is discarded first (R16, R18), and no other host's.
+    if (!c->req.peer || c->req.peer->common_name.empty()) {
+      return c->Fail(401, "unauthenticated", "this wire requires a client certificate issued by the deployment's authority");
     }
-    auto resp = o_.plane->CompleteRegistration(*req);
-    if (!resp.ok()) {
-      if (plane::Is(resp.status(), plane::kRefused) || plane::Is(resp.status(), plane::kSuperseded)) {
-        return c->Fail(resp.status());
-      }
-      return c->Fail(503, "", resp.status().message());  // an outage: the node retries
+    c->node = c->req.peer->common_name;
+    if (Status s = o_.plane->ArrivingForRegistration(c->node); !s.ok()) return c->Fail(503, "", s.message());
+    if (!req.ok()) return c->Fail(req.status());
+    if (req->node != c->node) {
+      return c->Fail(403, "refused", "this connection is authenticated as node \"" + c->node +
+                                         "\" and cannot register \"" + req->node.substr(0, 100) + "\"");
     }
-    c->Reply(200, protocol::Encode(*resp));
-  });
+    if (!NotRevoked(c)) return;
+  } else {
+    // On the loopback wire a body that cannot be decoded names nobody, so
+    // every host's proof is discarded (R15).
+    if (!req.ok()) {
+      if (Status s = o_.plane->ArrivalWasUnreadable(); !s.ok()) return c->Fail(503, "", s.message());
+      return c->Fail(req.status());
+    }
+    c->node = req->node;
+    if (Status s = o_.plane->ArrivingForRegistration(c->node); !s.ok()) return c->Fail(503, "", s.message());
+  }
+  auto resp = o_.plane->CompleteRegistration(*req);
+  if (!resp.ok()) {
+    if (plane::Is(resp.status(), plane::kRefused) || plane::Is(resp.status(), plane::kSuperseded)) {
+      return c->Fail(resp.status());
+    }
+    return c->Fail(503, "", resp.status().message());  // an outage: the node retries
+  }
+  c->Reply(200, protocol::Encode(*resp));
 }
 
 void NodeWire::Poll(const std::shared_ptr<Call>& c) {
@@ -388,200 +376,160 @@ void NodeWire::Withdraw(const std::shared_ptr<Call>& c) {
   if (auto b = protocol::Decode<protocol::EmptyBody>(c->req.body.empty() ? "{}" : c->req.body, "withdraw"); !b.ok()) {
     return c->Fail(b.status());
   }
-  workers_->Post([this, c] {
-    Status s = o_.plane->Withdraw(c->node, c->incarnation);
-    if (!s.ok()) return c->Fail(s);
-    c->NoContent();
-  });
+  Status s = o_.plane->Withdraw(c->node, c->incarnation);
+  if (!s.ok()) return c->Fail(s);
+  c->NoContent();
 }
 
 void NodeWire::Bind(const std::shared_ptr<Call>& c) {
   auto body = protocol::Decode<protocol::EpochBody>(c->req.body, "bind");
   if (!body.ok()) return c->Fail(body.status());
-  workers_->Post([this, c, epoch = body->epoch] {
-    if (Status s = o_.plane->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
-    // The path decides the node; a body naming another is ignored, not obeyed.
-    Status s = o_.leases->Bind(c->lease, epoch, c->node, c->incarnation);
-    if (!s.ok()) return c->Fail(s);
-    c->NoContent();
-  });
-}
-
-void NodeWire::LeaseOp(const std::shared_ptr<Call>& c, const std::string& op) {
-  const std::string& body = c->req.body;
-  if (op == "get") {
-    auto lease = o_.leases->GetLease(c->lease);
-    if (!lease.ok()) return c->Fail(lease.status());
-    return c->Reply(200, protocol::Encode(protocol::LeaseReply{*lease}));
-  }
-  Status s;
-  if (op == "advance") {
-    auto b = protocol::Decode<protocol::AdvanceBody>(body);
-    if (!b.ok()) return c->Fail(b.status());
-    s = o_.leases->Advance(c->lease, b->epoch, b->phase, c->incarnation);
-  } else if (op == "heartbeat") {
-    auto b = protocol::Decode<protocol::EpochBody>(body, "heartbeat");
-    if (!b.ok()) return c->Fail(b.status());
-    s = o_.leases->Heartbeat(c->lease, b->epoch);
-  } else if (op == "failure") {
-    auto b = protocol::Decode<protocol::FailureBody>(body);
-    if (!b.ok()) return c->Fail(b.status());
-    s = o_.leases->MarkFailure(c->lease, b->epoch, b->reason);
-  } else {
-    auto b = protocol::Decode<protocol::ReleaseBody>(body);
-    if (!b.ok()) return c->Fail(b.status());
-    s = o_.leases->Release(c->lease, b->epoch, b->outcome);
-    if (s.ok()) o_.plane->ForgetLease(c->node, c->lease);  // ended: its owner record goes
-    if (s.ok() && o_.lease_events != nullptr) {
-      ++(b->outcome == ports::Phase::kDone ? o_.lease_events->released_done : o_.lease_events->released_failed);
-    }
-  }
+  if (Status s = o_.plane->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
+  // The path decides the node; a body naming another is ignored, not obeyed.
+  Status s = o_.leases->Bind(c->lease, body->epoch, c->node, c->incarnation);
   if (!s.ok()) return c->Fail(s);
   c->NoContent();
 }
 
+void NodeWire::LeaseGet(const std::shared_ptr<Call>& c) {
+  auto lease = o_.leases->GetLease(c->lease);
+  if (!lease.ok()) return c->Fail(lease.status());
+  c->Reply(200, protocol::Encode(protocol::LeaseReply{*lease}));
+}
+
+void NodeWire::Advance(const std::shared_ptr<Call>& c) {
+  auto b = protocol::Decode<protocol::AdvanceBody>(c->req.body);
+  if (!b.ok()) return c->Fail(b.status());
+  Status s = o_.leases->Advance(c->lease, b->epoch, b->phase, c->incarnation);
+  if (!s.ok()) return c->Fail(s);
+  c->NoContent();
+}
+
+void NodeWire::Heartbeat(const std::shared_ptr<Call>& c) {
+  auto b = protocol::Decode<protocol::EpochBody>(c->req.body, "heartbeat");
+  if (!b.ok()) return c->Fail(b.status());
+  Status s = o_.leases->Heartbeat(c->lease, b->epoch);
+  if (!s.ok()) return c->Fail(s);
+  c->NoContent();
+}
+
+void NodeWire::MarkFailure(const std::shared_ptr<Call>& c) {
+  auto b = protocol::Decode<protocol::FailureBody>(c->req.body);
+  if (!b.ok()) return c->Fail(b.status());
+  Status s = o_.leases->MarkFailure(c->lease, b->epoch, b->reason);
+  if (!s.ok()) return c->Fail(s);
+  c->NoContent();
+}
+
+void NodeWire::Release(const std::shared_ptr<Call>& c) {
+  auto b = protocol::Decode<protocol::ReleaseBody>(c->req.body);
+  if (!b.ok()) return c->Fail(b.status());
+  Status s = o_.leases->Release(c->lease, b->epoch, b->outcome);
+  if (!s.ok()) return c->Fail(s);
+  o_.plane->ForgetLease(c->node, c->lease);  // ended: its owner record goes
+  if (o_.lease_events != nullptr) {
+    ++(b->outcome == ports::Phase::kDone ? o_.lease_events->released_done : o_.lease_events->released_failed);
+  }
+  c->NoContent();
+}
+
 void NodeWire::Launched(const std::shared_ptr<Call>& c) {
-  workers_->Post([this, c] {
-    if (Status s = o_.plane->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
-    auto launched = o_.leases->LaunchedLeaseIds(c->node);
-    if (!launched.ok()) return c->Fail(launched.status());
-    auto quarantined = o_.leases->QuarantinedLeaseIds(c->node);
-    if (!quarantined.ok()) return c->Fail(quarantined.status());
-    c->Reply(200, protocol::Encode(protocol::LaunchedReply{*launched, *quarantined}));
-  });
+  if (Status s = o_.plane->CheckIncarnation(c->node, c->incarnation); !s.ok()) return c->Fail(s);
+  auto launched = o_.leases->LaunchedLeaseIds(c->node);
+  if (!launched.ok()) return c->Fail(launched.status());
+  auto quarantined = o_.leases->QuarantinedLeaseIds(c->node);
+  if (!quarantined.ok()) return c->Fail(quarantined.status());
+  c->Reply(200, protocol::Encode(protocol::LaunchedReply{*launched, *quarantined}));
 }
 
 void NodeWire::Reconcile(const std::shared_ptr<Call>& c) {
   auto body = protocol::Decode<protocol::ReconcileBody>(c->req.body);
   if (!body.ok()) return c->Fail(body.status());
-  workers_->Post([this, c, running = std::move(body->instances)] {
-    auto freed = o_.plane->ReconcileInventory(c->node, c->incarnation, running);
-    if (!freed.ok()) return c->Fail(freed.status());
-    c->Reply(200, protocol::Encode(protocol::FreedReply{*freed}));
-  });
+  auto freed = o_.plane->ReconcileInventory(c->node, c->incarnation, body->instances);
+  if (!freed.ok()) return c->Fail(freed.status());
+  c->Reply(200, protocol::Encode(protocol::FreedReply{*freed}));
 }
 
 void NodeWire::Renew(const std::shared_ptr<Call>& c) {
   if (o_.authority == nullptr || !c->req.peer) {
     return c->Fail(501, "refused", "this wire has no certificate authority; renewal needs [wire.tls]");
   }
-  workers_->Post([this, c] {
-    auto renew = protocol::Decode<protocol::RenewBody>(c->req.body);
-    if (!renew.ok()) return c->Fail(renew.status());
-    // Named for the authenticated node, whatever the request asks for: a
-    // renewal grants nothing new (R09).
-    const int64_t now = o_.now_ns();
-    auto cert = o_.authority->SignNodeCSR(renew->csr_pem, c->node, now);
-    if (!cert.ok()) return c->Fail(400, "refused", cert.status().message());
-    auto info = pki::InspectCert(*cert);
-    if (!info.ok()) return c->Fail(500, "unavailable", "the signed certificate cannot be read back");
-    const PeerCertificate& parent = *c->req.peer;
-    ports::IssuedCert issued{info->serial, c->node, "renewed", info->not_after_ns, now, false};
-    // One transaction: refused if the certificate being replaced was revoked meanwhile.
-    Status s = o_.revocations != nullptr
-                   ? o_.revocations->RecordRenewedCert(issued, parent.serial, parent.not_before_ns + pki::kSkewNs)
-                   : Status::Unavailable("no revocation store is configured");
-    if (ports::Is(s, ports::Verdict::kParentRevoked)) {
-      return c->Fail(401, "unauthenticated", "this certificate has been revoked and cannot renew");
-    }
-    if (!s.ok()) return c->Fail(503, "unavailable", "the new certificate cannot be recorded: " + s.message());
-    o_.log->Info("wire.renewed", {{"node", c->node}, {"parent_serial", parent.serial}, {"serial", info->serial}});
-    c->Reply(200, protocol::Encode(protocol::RenewReply{*cert, o_.authority->trust_bundle_pem()}));
-  });
+  auto renew = protocol::Decode<protocol::RenewBody>(c->req.body);
+  if (!renew.ok()) return c->Fail(renew.status());
+  // Named for the authenticated node, whatever the request asks for: a
+  // renewal grants nothing new (R09).
+  const int64_t now = o_.now_ns();
+  auto cert = o_.authority->SignNodeCSR(renew->csr_pem, c->node, now);
+  if (!cert.ok()) return c->Fail(400, "refused", cert.status().message());
+  auto info = pki::InspectCert(*cert);
+  if (!info.ok()) return c->Fail(500, "unavailable", "the signed certificate cannot be read back");
+  const PeerCertificate& parent = *c->req.peer;
+  ports::IssuedCert issued{info->serial, c->node, "renewed", info->not_after_ns, now, false};
+  // One transaction: refused if the certificate being replaced was revoked meanwhile.
+  Status s = o_.revocations != nullptr
+                 ? o_.revocations->RecordRenewedCert(issued, parent.serial, parent.not_before_ns + pki::kSkewNs)
+                 : Status::Unavailable("no revocation store is configured");
+  if (ports::Is(s, ports::Verdict::kParentRevoked)) {
+    return c->Fail(401, "unauthenticated", "this certificate has been revoked and cannot renew");
+  }
+  if (!s.ok()) return c->Fail(503, "unavailable", "the new certificate cannot be recorded: " + s.message());
+  o_.log->Info("wire.renewed", {{"node", c->node}, {"parent_serial", parent.serial}, {"serial", info->serial}});
+  c->Reply(200, protocol::Encode(protocol::RenewReply{*cert, o_.authority->trust_bundle_pem()}));
 }
 
 void NodeWire::CachePolicy(const std::shared_ptr<Call>& c) {
   if (o_.cache_policy == nullptr) {
     return c->Fail(503, "", "Actions cache policy is unavailable: no cache-policy plugin is configured");
   }
-  workers_->Post([this, c] {
-    auto allowed = o_.cache_policy->ActionsCacheAllowed(QueryParam(c->req.target, "owner"),
-                                                        QueryParam(c->req.target, "repository"));
-    if (!allowed.ok()) return c->Fail(503, "", "Actions cache policy is unavailable: " + allowed.status().message());
-    c->Reply(200, protocol::Encode(protocol::CachePolicyReply{*allowed}));
-  });
-}
-
-Status NodeWire::TargetOf(const std::string& tier, const TierTarget** target, ports::JitSource** source) const {
-  auto t = o_.tiers.find(tier);
-  if (t == o_.tiers.end()) return plane::Refused("tier \"" + tier + "\" is not in the catalogue");
-  if (t->second.target.empty()) {
-    return plane::Refused("tier \"" + tier + "\" has no target, so no runner registration is minted for it");
-  }
-  auto src = o_.jit_sources.find(t->second.target);
-  if (src == o_.jit_sources.end()) {
-    // Never minted through some other owner's App (WithTargetJIT): refused.
-    return plane::Refused("tier \"" + tier + "\" belongs to target \"" + t->second.target +
-                          "\", which has no JIT source here");
-  }
-  *target = &t->second;
-  *source = src->second;
-  return Status::Ok();
-}
-
-Result<ports::RunnerSet> NodeWire::RunnerSetFor(const TierTarget& tier, ports::JitSource& source, bool fresh) {
-  const std::string key = tier.target + '\0' + tier.runner_group;
-  {
-    std::lock_guard lock(sets_mu_);
-    if (fresh) sets_.erase(key);
-    if (auto it = sets_.find(key); it != sets_.end()) return it->second;
-  }
-  auto set = source.Describe(tier.runner_group);
-  if (!set.ok()) return set.status();
-  std::lock_guard lock(sets_mu_);
-  sets_[key] = *set;
-  return *set;
+  auto allowed = o_.cache_policy->ActionsCacheAllowed(QueryParam(c->req.target, "owner"),
+                                                      QueryParam(c->req.target, "repository"));
+  if (!allowed.ok()) return c->Fail(503, "", "Actions cache policy is unavailable: " + allowed.status().message());
+  c->Reply(200, protocol::Encode(protocol::CachePolicyReply{*allowed}));
 }
 
 void NodeWire::Describe(const std::shared_ptr<Call>& c) {
-  workers_->Post([this, c] {
-    auto body = protocol::Decode<protocol::DescribeBody>(c->req.body);
-    if (!body.ok()) return c->Fail(body.status());
-    const TierTarget* target = nullptr;
-    ports::JitSource* source = nullptr;
-    if (Status s = TargetOf(body->tier, &target, &source); !s.ok()) return c->Fail(s);
-    auto set = RunnerSetFor(*target, *source, false);
-    if (!set.ok() && set.status().code() == Code::kNotFound) return c->Reply(200, protocol::Encode(protocol::DescribeReply{}));
-    if (!set.ok()) return c->Fail(set.status());
-    c->Reply(200, protocol::Encode(protocol::DescribeReply{true, set->id, set->name, set->labels}));
-  });
+  auto body = protocol::Decode<protocol::DescribeBody>(c->req.body);
+  if (!body.ok()) return c->Fail(body.status());
+  auto target = jit_.Resolve(body->tier);
+  if (!target.ok()) return c->Fail(target.status());
+  auto set = jit_.RunnerSetFor(*target, false);
+  if (!set.ok() && set.status().code() == Code::kNotFound) return c->Reply(200, protocol::Encode(protocol::DescribeReply{}));
+  if (!set.ok()) return c->Fail(set.status());
+  c->Reply(200, protocol::Encode(protocol::DescribeReply{true, set->id, set->name, set->labels}));
 }
 
 void NodeWire::Jit(const std::shared_ptr<Call>& c) {
-  workers_->Post([this, c] {
-    auto body = protocol::Decode<protocol::JitBody>(c->req.body);
-    if (!body.ok()) return c->Fail(body.status());
-    const std::string lease = protocol::LeaseOfRunnerName(body->runner_name);
-    if (lease.empty()) {
-      return c->Fail(403, "refused", "runner name \"" + body->runner_name.substr(0, 100) +
-                                         "\" was not assigned by nodeplane, so no command entitles this node to a "
-                                         "registration for it");
+  auto body = protocol::Decode<protocol::JitBody>(c->req.body);
+  if (!body.ok()) return c->Fail(body.status());
+  const std::string lease = protocol::LeaseOfRunnerName(body->runner_name);
+  if (lease.empty()) {
+    return c->Fail(403, "refused", "runner name \"" + body->runner_name.substr(0, 100) +
+                                       "\" was not assigned by nodeplane, so no command entitles this node to a "
+                                       "registration for it");
+  }
+  // Only the process executing the launch is entitled, and the tier (so
+  // the target, so the App) comes from that launch, never from the node.
+  auto tier = o_.plane->EntitledToLaunch(c->node, c->incarnation, lease);
+  if (!tier.ok()) return c->Fail(tier.status());
+  auto target = jit_.Resolve(*tier);
+  if (!target.ok()) return c->Fail(target.status());
+  ports::JitRequest req{0, body->runner_name, target->tier->labels, body->work_folder};
+  Result<ports::JitRegistration> minted = Status::Internal("not asked");
+  if (target->tier->scale_set && o_.scale_set_jit) {  // a scale set's runner registers with it
+    minted = o_.scale_set_jit(*tier, body->runner_name, body->work_folder);
+  } else {
+    for (bool fresh : {false, true}) {  // a recreated runner group must not wedge the tier
+      auto set = jit_.RunnerSetFor(*target, fresh);
+      if (!set.ok()) return c->Fail(set.status());
+      req.set_id = set->id;
+      minted = target->source->MintJitConfig(req);
+      if (minted.ok() || minted.status().code() != Code::kNotFound) break;
     }
-    // Only the process executing the launch is entitled, and the tier (so
-    // the target, so the App) comes from that launch, never from the node.
-    auto tier = o_.plane->EntitledToLaunch(c->node, c->incarnation, lease);
-    if (!tier.ok()) return c->Fail(tier.status());
-    const TierTarget* target = nullptr;
-    ports::JitSource* source = nullptr;
-    if (Status s = TargetOf(*tier, &target, &source); !s.ok()) return c->Fail(s);
-    ports::JitRequest req{0, body->runner_name, target->labels, body->work_folder};
-    Result<ports::JitRegistration> minted = Status::Internal("not asked");
-    if (target->scale_set && o_.scale_set_jit) {  // a scale set's runner registers with it
-      minted = o_.scale_set_jit(*tier, body->runner_name, body->work_folder);
-    } else {
-      for (bool fresh : {false, true}) {  // a recreated runner group must not wedge the tier
-        auto set = RunnerSetFor(*target, *source, fresh);
-        if (!set.ok()) return c->Fail(set.status());
-        req.set_id = set->id;
-        minted = source->MintJitConfig(req);
-        if (minted.ok() || minted.status().code() != Code::kNotFound) break;
-      }
-    }
-    if (!minted.ok()) return c->Fail(minted.status());
-    o_.log->Info("wire.jit_minted", {{"node", c->node}, {"lease", lease}, {"tier", *tier},
-                                     {"target", target->target}, {"runner_id", minted->runner_id}});
-    c->Reply(200, protocol::Encode(protocol::JitReply{minted->encoded_config, minted->runner_id, minted->runner_name}));
-  });
+  }
+  if (!minted.ok()) return c->Fail(minted.status());
+  o_.log->Info("wire.jit_minted", {{"node", c->node}, {"lease", lease}, {"tier", *tier},
+                                   {"target", target->tier->target}, {"runner_id", minted->runner_id}});
+  c->Reply(200, protocol::Encode(protocol::JitReply{minted->encoded_config, minted->runner_id, minted->runner_name}));
 }
 
 Result<std::string> NodeWire::TierOfLease(const std::string& lease_id) {
@@ -599,21 +547,21 @@ void NodeWire::RemoveRunner(const std::shared_ptr<Call>& c) {
   if (!body.ok()) return c->Fail(body.status());
   auto tier = TierOfLease(c->lease);
   if (!tier.ok()) return c->Fail(tier.status());
-  const TierTarget* target = nullptr;
-  ports::JitSource* source = nullptr;
-  if (Status s = TargetOf(*tier, &target, &source); !s.ok()) return c->Fail(s);
+  auto target = jit_.Resolve(*tier);
+  if (!target.ok()) return c->Fail(target.status());
   // The runner is the one named for the lease the node is entitled to; the
   // id the node sent is never trusted to say which runner that is (R24).
   const std::string name = protocol::RunnerNameFor(c->lease);
   if (body->runner_id != 0) {
     o_.log->Debug("wire.runner_id_ignored", {{"node", c->node}, {"lease", c->lease}, {"runner_id", body->runner_id}});
   }
-  if (Status s = source->RemoveRunner(0, name); !s.ok()) return c->Fail(s);
+  if (Status s = target->source->RemoveRunner(0, name); !s.ok()) return c->Fail(s);
   c->NoContent();
 }
 
 void NodeWire::RecoverRunner(const std::shared_ptr<Call>& c) {
-  if (auto b = protocol::Decode<protocol::EmptyBody>(c->req.body.empty() ? "{}" : c->req.body, "runner_recover"); !b.ok()) {
+  if (auto b = protocol::Decode<protocol::EmptyBody>(c->req.body.empty() ? "{}" : c->req.body, "runner_recover");
+      !b.ok()) {
     return c->Fail(b.status());
   }
   auto lease = o_.leases->GetLease(c->lease);  // only a quarantined lease, which is open
@@ -621,15 +569,14 @@ void NodeWire::RecoverRunner(const std::shared_ptr<Call>& c) {
   if (lease->phase != ports::Phase::kQuarantine) {
     return c->Fail(409, "refused", "runner recovery is only allowed for quarantined compute");
   }
-  const TierTarget* target = nullptr;
-  ports::JitSource* source = nullptr;
-  if (Status s = TargetOf(lease->tier, &target, &source); !s.ok()) return c->Fail(s);
+  auto target = jit_.Resolve(lease->tier);
+  if (!target.ok()) return c->Fail(target.status());
   const std::string name = protocol::RunnerNameFor(c->lease);
-  auto state = source->RecoverRunner(name);
+  auto state = target->source->RecoverRunner(name);
   if (!state.ok()) return c->Fail(state.status());
   if (state->busy) return c->Reply(200, protocol::Encode(protocol::RecoverReply{"busy"}));  // a job runs on it: leave it be
   if (state->present) {
-    if (Status s = source->RemoveRunner(state->runner_id, name); !s.ok()) return c->Fail(s);
+    if (Status s = target->source->RemoveRunner(state->runner_id, name); !s.ok()) return c->Fail(s);
   }
   c->Reply(200, protocol::Encode(protocol::RecoverReply{"retired"}));
 }

@@ -1,15 +1,17 @@
-// The operational node wire: the routing table, each route wrapped visibly
-// in its guard, over the Plane and the ledger's LeaseStore.
+// The operational node wire: one route table (method, path, metrics label,
+// guard, whether it blocks, handler) over the Plane and the ledger's
+// LeaseStore; node_wire.cpp's Routes() is the whole API.
 //
 // Guards (billet-wire.md §3.3):
-//   forNode     any process holding the node's identity (results: reporting
+//   kNode       any process holding the node's identity (results: reporting
 //               is the handover itself)
-//   forNewWork  the node's current process only (poll, bind, launched,
+//   kNewWork    the node's current process only (poll, bind, launched,
 //               reconcile, withdraw): 409 superseded otherwise
-//   forOwnLease the process that owns the lease, or the current process when
-//               the ledger agrees the lease is placed on this node, or the
-//               holder the ledger recorded for it; for an ended lease, any
-//               process of the node its job was attributed to
+//   kOwnLease   whoever Plane::AdmitLeaseRequest admits: the process that
+//               owns the lease, or the current process when the ledger agrees
+//               the lease is placed on this node (R19), or the holder the
+//               ledger recorded for it; for an ended lease, any process of
+//               the node its job was attributed to
 // Every guard counts an admitted request as the node's sign of life (R31).
 //
 // Identity: on the loopback wire (no TLS; LoopbackOnly) the node's name is
@@ -20,16 +22,18 @@
 // (S11). A list that cannot answer refuses the request with 503: the check
 // fails closed.
 //
-// Threading: Handle() runs on an I/O thread and never blocks: polls park in
-// the Plane, and every ledger, plugin or plane call that may block runs on
-// the wire's worker pool.
+// Threading: Handle() runs on an I/O thread and never blocks. Dispatch runs a
+// route there only when neither its guard nor its handler blocks (/healthz,
+// a loopback poll, which parks in the Plane); otherwise it posts the guard
+// and the handler together to the wire's worker pool: one hop, whatever the
+// transport.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/call_pool.h"
@@ -43,17 +47,9 @@
 #include "ports/ledger.h"
 #include "ports/revocation.h"
 #include "wire/http_server.h"
+#include "wire/jit_targets.h"
 
 namespace nodeplane::wire {
-
-// What the JIT routes need to know of a tier: its target picks the JIT
-// source (WithTargetJIT), its group and labels shape the registration.
-struct TierTarget {
-  std::string target;  // "" : no registration is minted for this tier
-  std::string runner_group;
-  std::vector<std::string> labels;
-  bool scale_set = false;  // its runners register with the tier's scale set (scale_set_jit)
-};
 
 // Everything is borrowed and must outlive the NodeWire. Only `deployment`
 // and `log` are required: without a plane (tests of the listener) the wire
@@ -90,25 +86,39 @@ class NodeWire : public HttpHandler {
 
  private:
   struct Call;  // one request being answered
-  using Step = std::function<void()>;
-  void Route(const std::shared_ptr<Call>& c);
-  void RouteNode(const std::shared_ptr<Call>& c);
+  enum class Guard { kNone, kNode, kNewWork, kOwnLease };
+  using Handler = void (NodeWire::*)(const std::shared_ptr<Call>&);
+  struct Route {
+    const char* method;
+    std::string_view path;  // {node} and {lease} capture a segment
+    const char* label;      // the request metrics' route label
+    Guard guard;
+    bool blocks;  // calls the ledger, a plugin or a blocking Plane method
+    Handler handler;
+    std::vector<std::string> segments = {};  // the path's, split once
+  };
+  static const std::vector<Route>& Routes();
+  static std::vector<Route> WithSegments(std::vector<Route> routes);
+  void Dispatch(const Route& route, const std::shared_ptr<Call>& c);
 
-  // Guards. ForNode runs `then` once the caller is proven to be the node
-  // and its certificate is not revoked; the others build on it.
-  void ForNode(const std::shared_ptr<Call>& c, Step then);
-  void ForNewWork(const std::shared_ptr<Call>& c, Step then);
-  void ForOwnLease(const std::shared_ptr<Call>& c, Step then);
+  // Guards: false when the call is answered already. Blocks over TLS (the
+  // revocation check reads the ledger) and for kOwnLease.
+  bool Admit(Guard guard, const std::shared_ptr<Call>& c);
   bool Authenticated(const std::shared_ptr<Call>& c);  // certificate CN = the claimed node
   bool NotRevoked(const std::shared_ptr<Call>& c);     // blocks: on a worker
 
   // Routes
+  void Health(const std::shared_ptr<Call>& c);
   void Register(const std::shared_ptr<Call>& c);
   void Poll(const std::shared_ptr<Call>& c);
   void ReportResult(const std::shared_ptr<Call>& c);
   void Withdraw(const std::shared_ptr<Call>& c);
   void Bind(const std::shared_ptr<Call>& c);
-  void LeaseOp(const std::shared_ptr<Call>& c, const std::string& op);
+  void LeaseGet(const std::shared_ptr<Call>& c);
+  void Advance(const std::shared_ptr<Call>& c);
+  void Heartbeat(const std::shared_ptr<Call>& c);
+  void MarkFailure(const std::shared_ptr<Call>& c);
+  void Release(const std::shared_ptr<Call>& c);
   void Launched(const std::shared_ptr<Call>& c);
   void Reconcile(const std::shared_ptr<Call>& c);
   void Renew(const std::shared_ptr<Call>& c);
@@ -120,19 +130,13 @@ class NodeWire : public HttpHandler {
 
   // The tier of a lease, open or ended.
   Result<std::string> TierOfLease(const std::string& lease_id);
-  // The JIT source and tier facts for `tier`, or a refusal for the caller.
-  Status TargetOf(const std::string& tier, const TierTarget** target, ports::JitSource** source) const;
-  // The tier's runner group, resolved once per target and group and then
-  // cached; `fresh` drops the cached answer first.
-  Result<ports::RunnerSet> RunnerSetFor(const TierTarget& tier, ports::JitSource& source, bool fresh);
 
   NodeWireOptions o_;
   // Shared with every answer in flight, which may outlive the wire (a poll
   // the plane answers while it shuts down).
   std::shared_ptr<HistogramFamily> requests_ = std::make_shared<HistogramFamily>();
+  JitTargets jit_;
   std::unique_ptr<CallPool> workers_;
-  std::mutex sets_mu_;
-  std::map<std::string, ports::RunnerSet> sets_;  // "target\0group" -> set
 };
 
 // The HTTP status and error code a failure answers with (billet-wire.md §2).

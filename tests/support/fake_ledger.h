@@ -27,6 +27,7 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
   std::map<std::string, bool> live;
   std::map<std::string, std::string> incarnations;
   std::vector<ports::Lease> leases;                // open leases, as the ledger places them
+  std::map<std::string, std::string> ended;        // lease -> the node its job was attributed to
   std::vector<std::pair<std::string, int64_t>> gone_calls;
   std::vector<std::string> invalidated;            // barrier runs discarded, "*" for all
   std::vector<ports::BarrierObservation> observations;
@@ -140,12 +141,23 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
   Status MarkFailure(const std::string&, int64_t, const std::string&) override { return Unused(); }
   Status Resize(const std::string&, int64_t, const std::string&, int64_t, int64_t) override { return Unused(); }
   Status Release(const std::string&, int64_t, ports::Phase) override { return Unused(); }
-  Result<ports::Lease> GetLease(const std::string&) override { return Unused(); }
+  Result<ports::Lease> GetLease(const std::string& id) override {
+    std::lock_guard l(mu);
+    for (const ports::Lease& lease : leases) {
+      if (lease.id == id) return lease;
+    }
+    return ports::WithVerdict(Status::NotFound("no open lease " + id), ports::Verdict::kNotFound);
+  }
   Status RecordCacheObservation(const std::string&, int64_t, const ports::CacheObservation&) override {
     return Unused();
   }
   Status MarkDeregistered(const std::string&) override { return Unused(); }
-  Result<std::string> EndedLeaseNode(const std::string&) override { return Unused(); }
+  Result<std::string> EndedLeaseNode(const std::string& id) override {
+    std::lock_guard l(mu);
+    auto it = ended.find(id);
+    if (it == ended.end()) return ports::WithVerdict(Status::NotFound("no ended lease " + id), ports::Verdict::kNotFound);
+    return it->second;
+  }
   Result<std::vector<std::string>> QuarantinedLeaseIds(const std::string&) override { return Unused(); }
 
   // ---- BarrierStore ----

@@ -68,6 +68,27 @@ TEST_F(OwnershipTest, R26_R19_ASupersededProcessMayFinishOnlyItsOwnLeases) {
   EXPECT_TRUE(plane_->MayMutateLease("n1", "i1", "mine").ok());
 }
 
+// R19, R14, R25: the forOwnLease guard, decided by the Plane from its owner
+// records and the ledger read in the same request. Membership alone admits
+// only a lease the ledger places on this node; the ledger's recorded holder
+// is admitted without a record; an ended lease answers to the node its job
+// was attributed to.
+TEST_F(OwnershipTest, R19_R14_R25_ALeaseRequestIsAdmittedByOwnerHolderOrPlacement) {
+  ledger_.Place("n2", "theirs", 3, ports::Phase::kOnline);
+  ledger_.Place("n1", "ours", 4, ports::Phase::kAssigned);
+  ledger_.Place("n1", "held", 5, ports::Phase::kBusy, "i0");
+  ledger_.ended["gone"] = "n1";
+  Reg("n1", "i1");
+  EXPECT_TRUE(Is(plane_->AdmitLeaseRequest("n1", "i1", "theirs"), kSuperseded));  // R19
+  EXPECT_TRUE(plane_->AdmitLeaseRequest("n1", "i1", "ours").ok());
+  // i0 is not the registered process, but the ledger names it the holder.
+  EXPECT_TRUE(plane_->AdmitLeaseRequest("n1", "i0", "held").ok());
+  EXPECT_TRUE(Is(plane_->AdmitLeaseRequest("n1", "i9", "ours"), kSuperseded));
+  EXPECT_TRUE(plane_->AdmitLeaseRequest("n1", "i1", "gone").ok());  // R25
+  Reg("n2", "j1");
+  EXPECT_FALSE(plane_->AdmitLeaseRequest("n2", "j1", "gone").ok());
+}
+
 // R25: the record of a lease that ended is forgotten, by the release the
 // plane sees or, for an end it never hears of (the reaper, a freed
 // quarantine, an operator), when the node next reconciles.
