@@ -6,9 +6,10 @@
 #include <thread>
 
 #include "common/names.h"
+#include "common/units.h"
 #include "jobs/launch_assigned.h"
-#include "version.h"
 #include "protocol/codec.h"
+#include "version.h"
 
 namespace nodeplane::admin {
 namespace json = boost::json;
@@ -16,7 +17,7 @@ namespace {
 
 // How long a finished request is remembered: a launch of the same request
 // id within a day answers the lease that served it.
-constexpr int64_t kRequestMemoryNs = 24LL * 3600 * 1'000'000'000;
+constexpr int64_t kRequestMemoryNs = kDayNs;
 
 // A command's answer: the result as JSON text, or why not.
 using Answer = Result<std::string>;
@@ -83,12 +84,7 @@ std::string LeaseArray(const std::vector<ports::Lease>& leases) {
 }  // namespace
 
 AdminApi::AdminApi(AdminDeps deps) : d_(std::move(deps)) {
-  if (!d_.now_ns) {
-    d_.now_ns = [] {
-      return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
-  }
+  if (!d_.now_ns) d_.now_ns = WallNowNs;
 }
 
 std::string AdminApi::Handle(const std::string& request, const AdminSocket::Progress& progress, std::stop_token stop) {
@@ -185,7 +181,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          auto token = pki::NewJoinToken();
          if (!token.ok()) return token.status();
          const std::string hash = pki::JoinTokenHash(*token);
-         const int64_t expires = d_.now_ns() + ttl * 1'000'000'000;
+         const int64_t expires = d_.now_ns() + ttl * kSecondNs;
          if (Status s = ledger.CreateJoinToken(hash, uses, expires, r.String("note")); !s.ok()) return s;
          d_.log->Info("admin.token_created", {{"id", hash.substr(0, 12)}, {"uses", uses}});
          return Text(json::object{{"token", *token}, {"id", hash.substr(0, 12)}, {"uses", uses}, {"expires_at_ns", expires}});
@@ -333,7 +329,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          const int64_t since = r.Int("since_seconds", 24 * 3600), limit = r.Int("limit", 50);
          if (since < 1) return Status::Invalid("since_seconds must be at least 1");
          if (limit < 1 || limit > 1000) return Status::Invalid("limit is between 1 and 1000");
-         auto jobs = ledger.ListForgeJobs(r.String("tier"), d_.now_ns() - since * 1'000'000'000LL,
+         auto jobs = ledger.ListForgeJobs(r.String("tier"), d_.now_ns() - since * kSecondNs,
                                           static_cast<uint32_t>(limit));
          if (!jobs.ok()) return jobs.status();
          json::array out;
@@ -508,7 +504,7 @@ std::string AdminApi::Handle(const std::string& request, const AdminSocket::Prog
          auto barrier = ledger.RequestComputeBarrier("nodeplanectl");
          if (!barrier.ok()) return barrier.status();
          r.Say("compute barrier " + barrier->id + " requested; waiting for the fleet to prove it runs nothing");
-         const int64_t deadline = r.Int("timeout_seconds") > 0 ? d_.now_ns() + r.Int("timeout_seconds") * 1'000'000'000 : 0;
+         const int64_t deadline = r.Int("timeout_seconds") > 0 ? d_.now_ns() + r.Int("timeout_seconds") * kSecondNs : 0;
          size_t last = SIZE_MAX;
          while (!r.stop.stop_requested()) {
            auto clear = ledger.ComputeClear();

@@ -15,10 +15,10 @@ struct Unit {
 // Longest names first, so "ms" is not read as "m" followed by garbage.
 constexpr std::array<Unit, 5> kDurationUnits{{
     {"ms", 1'000'000ULL},
-    {"s", 1'000'000'000ULL},
-    {"m", 60ULL * 1'000'000'000ULL},
-    {"h", 3600ULL * 1'000'000'000ULL},
-    {"d", 86400ULL * 1'000'000'000ULL},
+    {"s", kSecondNs},
+    {"m", 60 * kSecondNs},
+    {"h", kHourNs},
+    {"d", kDayNs},
 }};
 
 constexpr std::array<Unit, 9> kSizeUnits{{

@@ -19,8 +19,17 @@ namespace nodeplane {
 
 using Nanos = std::chrono::nanoseconds;
 
-// The wall clock, in nanoseconds since the epoch: what the ledger and the
-// forge stamp times with.
+// Times and durations cross module lines (the ledger, the ABI, the Plane) as
+// int64_t nanoseconds; these are their units, so no file spells 10^9.
+inline constexpr int64_t kSecondNs = 1'000'000'000;
+inline constexpr int64_t kHourNs = 3600 * kSecondNs;
+inline constexpr int64_t kDayNs = 24 * kHourNs;
+// Whole seconds of a duration in nanoseconds, rounded up (a Retry-After
+// never promises less than the wait).
+constexpr int64_t SecondsCeil(int64_t ns) { return (ns + kSecondNs - 1) / kSecondNs; }
+
+// The wall clock, in nanoseconds since the epoch: the one the host stamps
+// times with (the Plane's SystemClock, the ledger's times, certificates).
 inline int64_t WallNowNs() {
   return std::chrono::duration_cast<Nanos>(std::chrono::system_clock::now().time_since_epoch()).count();
 }

@@ -1,5 +1,6 @@
 #include "jobs/scale_set_listener.h"
 
+#include "common/units.h"
 #include "jobs/launch_assigned.h"
 
 #include <algorithm>
@@ -11,7 +12,7 @@ namespace {
 
 // How far back the journal is read for jobs still running at a start: a job
 // runs at most a few days at GitHub.
-constexpr int64_t kRunningLookbackNs = 7LL * 24 * 3600 * 1'000'000'000;
+constexpr int64_t kRunningLookbackNs = 7 * kDayNs;
 
 // A runner's request id, fixed by its lease: in a range of its own (bit 62
 // set), far above the ids GitHub hands out, and the same on every restart.

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "common/units.h"
+
 namespace nodeplane::loader {
 
 HostServices::HostServices(Logger& log, std::string state_dir, WallClock wall_clock)
@@ -38,9 +40,7 @@ void HostServices::Log(void* ctx, int32_t level, const char* event, const char* 
 int64_t HostServices::Wall(void* ctx) {
   auto* self = static_cast<HostServices*>(ctx);
   if (self->wall_clock_) return self->wall_clock_();
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return WallNowNs();
 }
 
 int64_t HostServices::Monotonic(void*) {

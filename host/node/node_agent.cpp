@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/file_text.h"
+#include "common/units.h"
 #include "pki/authority.h"
 #include "protocol/codec.h"
 #include "version.h"
@@ -37,11 +38,6 @@ std::string NewIncarnation() {
   std::string out;
   for (int i = 0; i < 32; ++i) out.push_back(kHex[rd() & 15]);
   return out;
-}
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // Sleeps in small steps so a stop is noticed; this paces a retry loop.
@@ -470,7 +466,7 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
 
 void NodeAgent::RenewIfDue(wire::HttpClient& c) {
   auto cert = pki::InspectCert(StateFile("node.crt"));
-  if (!cert.ok() || !pki::RenewalDue(*cert, NowNs())) return;
+  if (!cert.ok() || !pki::RenewalDue(*cert, WallNowNs())) return;
   auto key = pki::GenerateKey();
   if (!key.ok()) return;
   auto csr = pki::MakeCSR(key->private_pem, o_.name);

@@ -253,7 +253,7 @@ std::string Scalar(const json::value& v) {
 
 std::string When(int64_t ns) {
   if (ns <= 0) return "-";
-  std::time_t t = static_cast<std::time_t>(ns / 1'000'000'000);
+  std::time_t t = static_cast<std::time_t>(ns / nodeplane::kSecondNs);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::gmtime(&t));
   return buf;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 
+#include "common/units.h"
 #include "nodeplaned/daemon.h"
 #include "observe/process_stats.h"
 #include "version.h"
@@ -34,8 +35,7 @@ void Counter(std::string& out, const std::string& name, const std::string& help,
 
 std::string Daemon::Metrics() {
   std::string out;
-  const double now_s =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now_s = static_cast<double>(WallNowNs()) / kSecondNs;
   Gauge(out, "nodeplane_build_info", "The running version.", {{"version=\"" NODEPLANE_VERSION "\"", 1}});
 
   plane::Plane::Stats st = plane_->GetStats();

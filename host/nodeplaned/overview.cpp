@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 
+#include "common/units.h"
 #include "nodeplaned/daemon.h"
 #include "version.h"
 
@@ -11,7 +12,6 @@ namespace nodeplane {
 namespace json = boost::json;
 namespace {
 
-constexpr int64_t kDayNs = 24LL * 3600 * 1'000'000'000;
 constexpr uint32_t kRecentJobs = 50;
 
 const std::string& ChargedNode(const ports::Lease& l) { return l.node.empty() ? l.target_node : l.node; }

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/units.h"
+
 namespace nodeplane::pki {
 namespace {
 
@@ -30,7 +32,6 @@ using Bn = std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>>;
 using Store = std::unique_ptr<X509_STORE, Deleter<X509_STORE, X509_STORE_free>>;
 using StoreCtx = std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX, X509_STORE_CTX_free>>;
 
-constexpr int64_t kNs = 1'000'000'000;
 
 Bio MemBio(const std::string& text) { return Bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))); }
 
@@ -81,7 +82,7 @@ std::string Hex(const unsigned char* bytes, size_t n) {
 int64_t TimeNs(const ASN1_TIME* t) {
   std::tm tm{};
   if (ASN1_TIME_to_tm(t, &tm) != 1) return 0;
-  return static_cast<int64_t>(timegm(&tm)) * kNs;
+  return static_cast<int64_t>(timegm(&tm)) * kSecondNs;
 }
 
 bool AddExt(X509* cert, X509* issuer, int nid, const std::string& value) {
@@ -109,8 +110,8 @@ Result<Cert> Build(EVP_PKEY* key, const std::string& cn, const std::string& o, X
   BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(x.get()));
   int64_t not_after = now_ns + lifetime_ns;
   if (issuer != nullptr) not_after = std::min(not_after, TimeNs(X509_get0_notAfter(issuer)));
-  ASN1_TIME_set(X509_getm_notBefore(x.get()), static_cast<time_t>((now_ns - kSkewNs) / kNs));
-  ASN1_TIME_set(X509_getm_notAfter(x.get()), static_cast<time_t>(not_after / kNs));
+  ASN1_TIME_set(X509_getm_notBefore(x.get()), static_cast<time_t>((now_ns - kSkewNs) / kSecondNs));
+  ASN1_TIME_set(X509_getm_notAfter(x.get()), static_cast<time_t>(not_after / kSecondNs));
   X509_NAME* name = X509_get_subject_name(x.get());
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(o.c_str()), -1, -1, 0);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1,

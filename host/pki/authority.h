@@ -27,12 +27,13 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/units.h"
 
 namespace nodeplane::pki {
 
-inline constexpr int64_t kSkewNs = 3600LL * 1'000'000'000;
-inline constexpr int64_t kCALifetimeNs = 3650LL * 86400 * 1'000'000'000;
-inline constexpr int64_t kLeafLifetimeNs = 365LL * 86400 * 1'000'000'000;
+inline constexpr int64_t kSkewNs = kHourNs;
+inline constexpr int64_t kCALifetimeNs = 3650 * kDayNs;
+inline constexpr int64_t kLeafLifetimeNs = 365 * kDayNs;
 
 struct KeyPair {
   std::string private_pem;  // SECRET: never logged

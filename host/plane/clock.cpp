@@ -2,12 +2,11 @@
 
 #include <chrono>
 
+#include "common/units.h"
+
 namespace nodeplane::plane {
 
-int64_t SystemClock::Now() const {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t SystemClock::Now() const { return WallNowNs(); }
 
 void SystemClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, int64_t deadline,
                             const std::function<bool()>& done) const {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <random>
 
+#include "common/units.h"
 #include "plane/plane_internal.h"
 
 namespace nodeplane::plane {
@@ -68,7 +69,7 @@ Plane::Plane(PlaneOptions options)
         lock.Lock();
         continue;
       }
-      const int64_t next = poll_deadlines_.empty() ? now + 1'000'000'000 : poll_deadlines_.begin()->first;
+      const int64_t next = poll_deadlines_.empty() ? now + kSecondNs : poll_deadlines_.begin()->first;
       clock_->WaitUntil(lock.native(), timer_cv_, next, [&]() NP_REQUIRES(mu_) {
         return stopping_ || (!poll_deadlines_.empty() && poll_deadlines_.begin()->first < next);
       });
@@ -263,10 +264,10 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
   RegisterResponse resp;
   resp.version = negotiated;
   resp.deployment = opts_.deployment;
-  resp.lease_ttl_seconds = opts_.lease_ttl_ns / 1'000'000'000;
+  resp.lease_ttl_seconds = opts_.lease_ttl_ns / kSecondNs;
   {
     MutexLock lock(mu_);
-    resp.poll_seconds = poll_window_ns_ / 1'000'000'000;
+    resp.poll_seconds = poll_window_ns_ / kSecondNs;
     auto& slot = nodes_[req.node];
     if (!slot) {
       slot = std::make_unique<NodeState>();

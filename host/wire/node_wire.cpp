@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/units.h"
 #include "plane/errors.h"
 #include "protocol/codec.h"
 
@@ -25,7 +26,7 @@ struct NodeWire::Call {
     HttpResponse r{e.status, "application/json", protocol::Encode(protocol::ErrorReply{e.code, s.message()})};
     // An outage that named its end (a GitHub rate limit) tells the node when
     // asking again can succeed.
-    if (s.code() == Code::kUnavailable) r.retry_after_seconds = (s.retry_after_ns() + 999'999'999) / 1'000'000'000;
+    if (s.code() == Code::kUnavailable) r.retry_after_seconds = SecondsCeil(s.retry_after_ns());
     respond(std::move(r));
   }
   void NoRoute() { Fail(404, "not_found", "no route for " + req.method + " " + req.target.substr(0, 200)); }
@@ -106,12 +107,7 @@ WireError MapStatus(const Status& s) {
 
 NodeWire::NodeWire(NodeWireOptions options)
     : o_(std::move(options)), jit_(o_.tiers, o_.jit_sources), workers_(std::make_unique<CallPool>(o_.workers)) {
-  if (!o_.now_ns) {
-    o_.now_ns = [] {
-      return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
-  }
+  if (!o_.now_ns) o_.now_ns = WallNowNs;
 }
 
 // The route table. Every route names its guard and whether it blocks, so a

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "plugin_time.h"
+
 namespace nodeplane::plugins {
 
 struct FileStamp {
@@ -23,7 +25,7 @@ inline FileStamp StampOf(const std::string& path) {
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0) return {};
   return {static_cast<uint64_t>(st.st_ino), static_cast<int64_t>(st.st_size),
-          static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+          static_cast<int64_t>(st.st_mtim.tv_sec) * kSecondNs + st.st_mtim.tv_nsec};
 }
 
 }  // namespace nodeplane::plugins

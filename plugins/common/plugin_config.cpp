@@ -1,5 +1,7 @@
 #include "plugin_config.h"
 
+#include "plugin_time.h"
+
 namespace nodeplane::plugins {
 
 PluginConfig::PluginConfig(const char* json, size_t len, std::string plugin) : plugin_(std::move(plugin)) {
@@ -35,6 +37,10 @@ int64_t PluginConfig::Integer(const char* key, int64_t fallback, int64_t min, in
   int64_t i = v->as_int64();
   if (i < min || i > max) Bad(key, "must be between " + std::to_string(min) + " and " + std::to_string(max));
   return i;
+}
+
+int64_t PluginConfig::Seconds(const char* key, int64_t fallback, int64_t min, int64_t max) {
+  return Integer(key, fallback, min, max) * kSecondNs;
 }
 
 std::vector<std::string> PluginConfig::Strings(const char* key, bool required) {

@@ -19,6 +19,8 @@ class PluginConfig {
 
   std::string String(const char* key, const std::string& fallback, bool required = false);
   int64_t Integer(const char* key, int64_t fallback, int64_t min, int64_t max);
+  // A "*_seconds" key: Integer's rules, in seconds; answers nanoseconds.
+  int64_t Seconds(const char* key, int64_t fallback, int64_t min, int64_t max);
   // An array of non-empty strings; with `required`, a non-empty one.
   std::vector<std::string> Strings(const char* key, bool required = false);
   // Refuses every key that was never asked for.

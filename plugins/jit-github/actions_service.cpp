@@ -6,14 +6,14 @@
 #include <cstdio>
 
 #include "plugin_error.h"
+#include "plugin_time.h"
 
 namespace nodeplane::plugins::github {
 namespace json = boost::json;
 namespace {
 
-constexpr int64_t kSecond = 1'000'000'000;
 // The admin token is replaced this long before its exp.
-constexpr int64_t kAdminMargin = 60 * kSecond;
+constexpr int64_t kAdminMargin = 60 * kSecondNs;
 constexpr const char* kApiVersion = "api-version=6.0-preview";
 
 std::string UrlEncode(const std::string& s) {
@@ -89,7 +89,7 @@ int64_t JwtExpiry(const std::string& jwt) {
   while (!raw.empty() && raw.back() == '\0') raw.pop_back();
   const json::value o_json = Parsed(raw);
   const json::object* o = o_json.if_object();
-  return o != nullptr ? Int(*o, "exp") * kSecond : 0;
+  return o != nullptr ? Int(*o, "exp") * kSecondNs : 0;
 }
 
 std::string Origin(const ApiBase& b) { return (b.tls ? "https://" : "http://") + b.host + ":" + std::to_string(b.port); }
@@ -227,9 +227,9 @@ ActionsService::Service ActionsService::Admin(const std::string& stale) {
   }
   const int64_t exp = JwtExpiry(token);
   service_.token = std::move(token);
-  service_.expires_ns = exp > 0 ? exp : api_.NowNs() + 10 * 60 * kSecond;
+  service_.expires_ns = exp > 0 ? exp : api_.NowNs() + 10 * kMinuteNs;
   api_.Log(NP_LOG_INFO, "github.actions_service", {{"service", Origin(service_.base)},
-                                                   {"expires_in_seconds", std::to_string((service_.expires_ns - api_.NowNs()) / kSecond)}});
+                                                   {"expires_in_seconds", std::to_string((service_.expires_ns - api_.NowNs()) / kSecondNs)}});
   return service_;
 }
 

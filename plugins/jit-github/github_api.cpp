@@ -9,17 +9,17 @@
 #include <vector>
 
 #include "plugin_error.h"
+#include "plugin_time.h"
 #include "secret_file.h"
 
 namespace nodeplane::plugins::github {
 namespace {
 
-constexpr int64_t kSecond = 1'000'000'000;
 // A token is replaced this long before GitHub's expiry, so no request is
 // ever sent with one that expires on the way.
-constexpr int64_t kRefreshMargin = 5 * 60 * kSecond;
+constexpr int64_t kRefreshMargin = 5 * kMinuteNs;
 // What GitHub advises for a secondary limit that names no time.
-constexpr int64_t kDefaultRateLimitWait = 60 * kSecond;
+constexpr int64_t kDefaultRateLimitWait = 60 * kSecondNs;
 
 bool Digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
@@ -27,7 +27,7 @@ bool Digits(const std::string& s) { return !s.empty() && s.find_first_not_of("01
 // not come back together: 250 ms, 500 ms, 1 s, ... up to 8 s.
 int64_t Backoff(int attempt) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  const int64_t base = std::min<int64_t>(250'000'000LL << std::min(attempt - 1, 5), 8 * kSecond);
+  const int64_t base = std::min<int64_t>(250'000'000LL << std::min(attempt - 1, 5), 8 * kSecondNs);
   std::uniform_int_distribution<int64_t> jitter(-base / 4, base / 4);
   return base + jitter(rng);
 }
@@ -40,11 +40,11 @@ Verdict Classify(const HttpReply& r, int64_t now_wall_ns) {
   if (limited) {
     int64_t wait = kDefaultRateLimitWait;
     if (Digits(r.retry_after) && r.retry_after.size() < 10) {
-      wait = std::stoll(r.retry_after) * kSecond;
+      wait = std::stoll(r.retry_after) * kSecondNs;
     } else if (r.ratelimit_remaining == "0" && Digits(r.ratelimit_reset) && r.ratelimit_reset.size() < 15) {
-      wait = std::stoll(r.ratelimit_reset) * kSecond - now_wall_ns;
+      wait = std::stoll(r.ratelimit_reset) * kSecondNs - now_wall_ns;
     }
-    return {Verdict::kRateLimited, std::max(wait, kSecond)};
+    return {Verdict::kRateLimited, std::max(wait, kSecondNs)};
   }
   if (r.status >= 500 || r.status == 408) return {Verdict::kOutage, 0};
   return {Verdict::kAnswer, 0};
@@ -68,7 +68,7 @@ int64_t ParseTimestamp(const std::string& text) {
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   const time_t t = timegm(&tm);
-  return t < 0 ? -1 : static_cast<int64_t>(t) * kSecond;
+  return t < 0 ? -1 : static_cast<int64_t>(t) * kSecondNs;
 }
 
 std::string GithubMessage(const std::string& body) {
@@ -144,11 +144,11 @@ HttpReply GithubApi::Retrying(HttpsPool& pool, const std::string& what, const st
     }
     if (Digits(r.ratelimit_remaining) && r.ratelimit_remaining.size() < 15) {
       rate_remaining_ = std::stoll(r.ratelimit_remaining);
-      if (Digits(r.ratelimit_reset) && r.ratelimit_reset.size() < 15) rate_reset_ns_ = std::stoll(r.ratelimit_reset) * kSecond;
+      if (Digits(r.ratelimit_reset) && r.ratelimit_reset.size() < 15) rate_reset_ns_ = std::stoll(r.ratelimit_reset) * kSecondNs;
     }
     const Verdict v = Classify(r, NowNs());
     if (v.kind == Verdict::kRateLimited) {
-      const std::string seconds = std::to_string((v.retry_after_ns + kSecond - 1) / kSecond);
+      const std::string seconds = std::to_string((v.retry_after_ns + kSecondNs - 1) / kSecondNs);
       Log(NP_LOG_WARN, "github.rate_limited", {{"request", what}, {"status", std::to_string(r.status)},
                                                {"retry_after_seconds", seconds}});
       throw PluginError(NP_UNAVAILABLE,
@@ -218,7 +218,7 @@ int64_t GithubApi::LookupInstallation(const std::string& jwt) {
 }
 
 std::string GithubApi::MintInstallationToken() {
-  const std::string jwt = signer_->Sign(NowNs() / kSecond);
+  const std::string jwt = signer_->Sign(NowNs() / kSecondNs);
   const bool looked_up = installation_id_ == 0;
   if (looked_up) installation_id_ = LookupInstallation(jwt);
   HttpReply r =
@@ -246,7 +246,7 @@ std::string GithubApi::MintInstallationToken() {
   // A token that expires within the margin (a skewed clock, or a test
   // double's fixed example) serves the request that minted it, not a second.
   token_expires_ns_ = expiry;
-  Log(NP_LOG_INFO, "github.token_minted", {{"expires_in_seconds", std::to_string((expiry - NowNs()) / kSecond)}});
+  Log(NP_LOG_INFO, "github.token_minted", {{"expires_in_seconds", std::to_string((expiry - NowNs()) / kSecondNs)}});
   return token_;
 }
 

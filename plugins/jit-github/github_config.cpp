@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "plugin_error.h"
+#include "plugin_time.h"
 
 namespace nodeplane::plugins::github {
 namespace {
@@ -133,9 +134,9 @@ GithubConfig ReadGithubConfig(PluginConfig& cfg, const std::string& state_dir) {
   }
   c.ca_file = Resolve(cfg.String("ca_file", ""), state_dir);
   if (!c.ca_file.empty() && !c.api.tls) Bad("ca_file", "needs an https api_url");
-  c.timeout_ns = cfg.Integer("timeout_seconds", 10, 1, 300) * 1'000'000'000;
+  c.timeout_ns = cfg.Seconds("timeout_seconds", 10, 1, 300);
   c.max_attempts = static_cast<int>(cfg.Integer("max_attempts", 3, 1, 10));
-  c.describe_ttl_ns = cfg.Integer("describe_ttl_seconds", 300, 0, 86400) * 1'000'000'000;
+  c.describe_ttl_ns = cfg.Seconds("describe_ttl_seconds", 300, 0, 86400);
   const std::string tls = cfg.String("tls_min_version", "1.3");
   if (tls != "1.3" && tls != "1.2") Bad("tls_min_version", "must be \"1.3\" or \"1.2\"");
   c.allow_tls12 = tls == "1.2";

@@ -31,6 +31,7 @@
 #include "ledger_vtable.h"
 #include "plugin_config.h"
 #include "plugin_entry.h"
+#include "plugin_time.h"
 #include "secret_file.h"
 #include "session.h"
 #include "sql_ledger.h"
@@ -121,8 +122,8 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     const std::string password_env = cfg.String("password_env", "");
     const std::string schema = cfg.String("schema", "nodeplane");
     const int64_t pool = cfg.Integer("pool", 4, 1, 64);
-    const int64_t grace = cfg.Integer("barrier_grace_seconds", kBarrierGraceNs / 1'000'000'000, 0, 86400);
-    const int64_t quarantine = cfg.Integer("quarantine_grace_seconds", kQuarantineGraceNs / 1'000'000'000, 0, 86400);
+    const int64_t grace = cfg.Seconds("barrier_grace_seconds", kBarrierGraceNs / plugins::kSecondNs, 0, 86400);
+    const int64_t quarantine = cfg.Seconds("quarantine_grace_seconds", kQuarantineGraceNs / plugins::kSecondNs, 0, 86400);
     cfg.Finish();
     if (dsn.find("password") != std::string::npos) {
       Fail(NP_INVALID, std::string(kName) + ": dsn must not carry the password; use password_file or password_env");
@@ -151,8 +152,8 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     OpenSession(o.dialect, connection, {"CREATE SCHEMA IF NOT EXISTS " + schema});
     o.connection = connection;
     o.readers = static_cast<unsigned>(pool);
-    o.barrier_grace_ns = grace * 1'000'000'000;
-    o.quarantine_grace_ns = quarantine * 1'000'000'000;
+    o.barrier_grace_ns = grace;
+    o.quarantine_grace_ns = quarantine;
     *instance = new SqlLedger(host, std::move(o));
   });
 }

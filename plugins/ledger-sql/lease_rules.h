@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nodeplane/np_ledger_v1.h"
+#include "plugin_time.h"
 
 namespace nodeplane::ledger {
 
@@ -47,9 +48,9 @@ bool ValidActionsCache(std::string_view token);
 
 // How long a quarantined lease must have been expired before an inventory
 // that lacks it may free it.
-inline constexpr int64_t kQuarantineGraceNs = 5LL * 60 * 1'000'000'000;
+inline constexpr int64_t kQuarantineGraceNs = 5 * plugins::kMinuteNs;
 // How long a node must stay observed empty before a compute barrier counts it proved.
-inline constexpr int64_t kBarrierGraceNs = 5LL * 60 * 1'000'000'000;
+inline constexpr int64_t kBarrierGraceNs = 5 * plugins::kMinuteNs;
 // The default macOS guest licence limit of an undeclared host.
 inline constexpr uint32_t kDefaultMacOSVMLimit = 2;
 

@@ -52,6 +52,7 @@
 #include "nodeplane/np_ledger_v1.h"
 #include "lease_rules.h"
 #include "placement.h"
+#include "plugin_time.h"
 
 namespace nodeplane::ledger {
 
@@ -64,7 +65,7 @@ struct NodePolicy {
 };
 
 struct Catalog {
-  int64_t lease_ttl_ns = 90LL * 1'000'000'000;
+  int64_t lease_ttl_ns = 90 * plugins::kSecondNs;
   int64_t max_vcpu = 0;
   int64_t max_memory = 0;
   bool spread = false;

@@ -1,12 +1,15 @@
 // Join tokens, enrollments, issued certificates and revocations.
 #include "sql_ledger_internal.h"
 
+#include "plugin_time.h"
+
 namespace nodeplane::ledger {
 namespace {
 
-constexpr int64_t kSecond = 1'000'000'000;
-
-int64_t TruncateToSecond(int64_t ns) { return ns - (((ns % kSecond) + kSecond) % kSecond); }
+int64_t TruncateToSecond(int64_t ns) {
+  constexpr int64_t kS = plugins::kSecondNs;
+  return ns - (((ns % kS) + kS) % kS);
+}
 
 const char* EnrollmentStateName(int32_t state) {
   switch (state) {
@@ -214,7 +217,7 @@ std::vector<std::string> SqlLedger::RevokeNode(const std::string& node, const st
     }
     // Every certificate minted before the next whole second is refused,
     // recorded or not.
-    const long long cutoff = TruncateToSecond(now) + kSecond;
+    const long long cutoff = TruncateToSecond(now) + plugins::kSecondNs;
     Exec(s,
          "INSERT INTO node_revocations (node, revoked_before, reason, revoked_at) VALUES (:n, :c, :r, :t) "
          "ON CONFLICT (node) DO UPDATE SET revoked_before = excluded.revoked_before, reason = excluded.reason, "

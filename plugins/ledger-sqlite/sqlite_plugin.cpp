@@ -18,6 +18,7 @@
 #include "ledger_vtable.h"
 #include "plugin_config.h"
 #include "plugin_entry.h"
+#include "plugin_time.h"
 #include "sql_ledger.h"
 
 namespace nodeplane::ledger {
@@ -61,8 +62,8 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     PluginConfig cfg(json, len, kName);
     std::string path = cfg.String("path", "ledger.db");
     int64_t readers = cfg.Integer("readers", 4, 1, 64);
-    int64_t grace = cfg.Integer("barrier_grace_seconds", kBarrierGraceNs / 1'000'000'000, 0, 86400);
-    int64_t quarantine = cfg.Integer("quarantine_grace_seconds", kQuarantineGraceNs / 1'000'000'000, 0, 86400);
+    int64_t grace = cfg.Seconds("barrier_grace_seconds", kBarrierGraceNs / plugins::kSecondNs, 0, 86400);
+    int64_t quarantine = cfg.Seconds("quarantine_grace_seconds", kQuarantineGraceNs / plugins::kSecondNs, 0, 86400);
     cfg.Finish();
     if (path.front() != '/') {
       if (host->state_dir == nullptr || host->state_dir[0] == '\0') {
@@ -83,8 +84,8 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     o.dialect = SqliteDialect();
     o.connection = "db=" + path;
     o.readers = static_cast<unsigned>(readers);
-    o.barrier_grace_ns = grace * 1'000'000'000;
-    o.quarantine_grace_ns = quarantine * 1'000'000'000;
+    o.barrier_grace_ns = grace;
+    o.quarantine_grace_ns = quarantine;
     auto ledger = std::make_unique<SqlLedger>(host, std::move(o));
     VerifyPragmas(path);
     *instance = ledger.release();

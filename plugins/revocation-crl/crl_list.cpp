@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "plugin_error.h"
+#include "plugin_time.h"
 
 namespace nodeplane::plugins {
 namespace {
@@ -58,7 +59,7 @@ std::string SerialText(const ASN1_INTEGER* serial) {
 int64_t TimeNs(const ASN1_TIME* t) {
   std::tm tm{};
   if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) return 0;
-  return static_cast<int64_t>(timegm(&tm)) * 1'000'000'000;
+  return static_cast<int64_t>(timegm(&tm)) * plugins::kSecondNs;
 }
 
 }  // namespace
