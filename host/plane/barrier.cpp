@@ -13,8 +13,6 @@ constexpr size_t kConcurrentAsks = 8;
 
 }  // namespace
 
-std::vector<std::string> Plane::BarrierTargetsForTest() const { return BarrierTargets(); }
-
 std::vector<std::string> Plane::BarrierTargets() const {
   MutexLock lock(mu_);
   std::vector<std::string> names;
@@ -48,11 +46,6 @@ Status Plane::AskNode(const std::string& node, const std::string& barrier_id, st
   ports::BarrierObservation obs{node, barrier_id, (*fence)->epoch, (*fence)->dispatch,
                                 answered && d.result->instances.empty()};
   return opts_.barrier->RecordBarrierObservation(obs);
-}
-
-Status Plane::AskNodeForTest(const std::string& node, const std::string& barrier_id) {
-  if (opts_.barrier == nullptr) return Status::Invalid("this plane has no barrier store");
-  return AskNode(node, barrier_id, {});
 }
 
 void Plane::BarrierLoop(std::stop_token stop) {

@@ -140,11 +140,6 @@ Status Plane::ArrivalWasUnreadable() {
   return opts_.barrier->InvalidateEveryBarrierRun();
 }
 
-Result<RegisterResponse> Plane::Register(const RegisterRequest& req) {
-  if (Status s = ArrivingForRegistration(req.node); !s.ok()) return s;
-  return CompleteRegistration(req);
-}
-
 Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req) {
   // Verdicts first, as a pure function of the request and the config: a
   // refusal changes nothing in memory. Everything else that fails is an
@@ -434,30 +429,6 @@ void Plane::GiveBack(const std::string& node, const std::string& incarnation, co
   Fire(done);
 }
 
-Result<std::optional<Command>> Plane::Poll(const std::string& node, const std::string& incarnation,
-                                           std::stop_token stop) {
-  struct Slot {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<Result<std::optional<Command>>> answer;
-  };
-  auto slot = std::make_shared<Slot>();
-  auto ticket = PollAsync(node, incarnation, [slot](Result<std::optional<Command>> r) {
-    std::lock_guard lock(slot->mu);
-    slot->answer.emplace(std::move(r));
-    slot->cv.notify_all();
-  });
-  std::stop_callback on_stop(stop, [&] {
-    CancelPoll(ticket);
-    std::lock_guard lock(slot->mu);
-    slot->cv.notify_all();
-  });
-  std::unique_lock lock(slot->mu);
-  slot->cv.wait(lock, [&] { return slot->answer.has_value() || stop.stop_requested(); });
-  if (slot->answer) return std::move(*slot->answer);
-  return std::optional<Command>();  // the context ended: nothing to do
-}
-
 void Plane::ReleaseWaitersLocked(NodeState& n, Completions& done, Result<std::optional<Command>> answer) {
   for (auto& t : n.waiters) {
     if (t->finished) continue;
@@ -720,55 +691,6 @@ std::map<std::string, int64_t> Plane::LastSeen() const {
   std::map<std::string, int64_t> out;
   for (const auto& [name, n] : nodes_) out[name] = n->last_seen;
   return out;
-}
-
-size_t Plane::QueuedForTest(const std::string& node) const {
-  MutexLock lock(mu_);
-  const NodeState* n = Find(node);
-  return n == nullptr ? 0 : n->queue.size();
-}
-
-size_t Plane::WaitersForTest(const std::string& node) const {
-  MutexLock lock(mu_);
-  const NodeState* n = Find(node);
-  return n == nullptr ? 0 : n->waiters.size();
-}
-
-size_t Plane::InFlightForTest(const std::string& node) const {
-  MutexLock lock(mu_);
-  const NodeState* n = Find(node);
-  return n == nullptr ? 0 : n->in_flight.size();
-}
-
-void Plane::SetPollWindowForTest(int64_t ns) {
-  MutexLock lock(mu_);
-  poll_window_ns_ = ns;
-}
-
-void Plane::ForgetForTest(const std::string& node) {
-  Completions done;
-  {
-    MutexLock lock(mu_);
-    NodeState* n = Find(node);
-    if (n == nullptr) return;
-    FailQueuedLocked(*n, "node \"" + node + "\" was forgotten");
-    ResolveInFlightLocked(*n, "node \"" + node + "\" was forgotten");
-    ReleaseWaitersLocked(*n, done, Unregistered("node \"" + node + "\" was forgotten"));
-    nodes_.erase(node);
-  }
-  Fire(done);
-}
-
-bool Plane::ReconciledForTest(const std::string& node) const {
-  MutexLock lock(mu_);
-  const NodeState* n = Find(node);
-  return n != nullptr && n->inventory_known;
-}
-
-std::string Plane::CurrentIncarnationForTest(const std::string& node) const {
-  MutexLock lock(mu_);
-  const NodeState* n = Find(node);
-  return n == nullptr ? std::string() : n->incarnation;
 }
 
 }  // namespace nodeplane::plane

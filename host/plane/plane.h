@@ -167,8 +167,6 @@ class Plane {
   Status ArrivingForRegistration(const std::string& node);
   // For an arrival whose identity cannot be read (R15).
   Status ArrivalWasUnreadable();
-  // The in-process path: the arrival, then the registration.
-  Result<RegisterResponse> Register(const RegisterRequest& req);
   // Everything after the arrival, for every path (the wire calls it once it
   // has authenticated the node, R18): the verdicts, the ledger's row, the
   // quarantine the node's inventory frees, and ownership of what the ledger
@@ -180,12 +178,10 @@ class Plane {
   void Seen(const std::string& node, const std::string& incarnation);
 
   // ---- Polling and results ----
-  // Blocks until a command, `stop`, or the poll window; "nothing to do" is
-  // an empty optional, never a null command (R28).
-  Result<std::optional<Command>> Poll(const std::string& node, const std::string& incarnation,
-                                      std::stop_token stop = {});
-  // The same, answered through `callback` (once, on any thread); the wire
-  // parks a request this way without holding a thread.
+  // Answers through `callback` (once, on any thread) with a command, or,
+  // when the poll window passes, "nothing to do": an empty optional, never a
+  // null command (R28). The wire parks a request this way without holding
+  // a thread.
   std::shared_ptr<PollTicket> PollAsync(const std::string& node, const std::string& incarnation,
                                         PollTicket::Callback callback);
   // The poll's client went away: forget the ticket without answering.
@@ -278,23 +274,9 @@ class Plane {
   // the ledger's record, which is written at registration.
   std::map<std::string, int64_t> LastSeen() const;
 
-  // ---- Test hooks (synchronise on state, never on sleeps) ----
-  Result<std::string> PickForTest(const ports::Lease& lease);
-  size_t QueuedForTest(const std::string& node) const;
-  size_t WaitersForTest(const std::string& node) const;
-  size_t InFlightForTest(const std::string& node) const;
-  void SetPollWindowForTest(int64_t ns);
-  void ForgetForTest(const std::string& node);
-  Status AskNodeForTest(const std::string& node, const std::string& barrier_id);
-  std::vector<std::string> BarrierTargetsForTest() const;  // sorted (R22)
-  bool ReconciledForTest(const std::string& node) const;
-  bool OwnsForTest(const std::string& lease_id, const std::string& node, const std::string& incarnation) const;
-  std::string CurrentIncarnationForTest(const std::string& node) const;
-
-  size_t OwnersForTest() const;
-
  private:
   friend class Runner;
+  friend class PlaneTestPeer;  // tests/support: the state tests synchronise on
 
   struct Pending;
   struct Tombstone {

@@ -223,15 +223,4 @@ Result<std::string> Plane::EntitledToLaunch(const std::string& node, const std::
                      ", so it may not mint a runner registration for it");
 }
 
-bool Plane::OwnsForTest(const std::string& lease_id, const std::string& node, const std::string& incarnation) const {
-  MutexLock lock(mu_);
-  auto it = owners_.find(lease_id);
-  return it != owners_.end() && it->second.owner.node == node && it->second.owner.incarnation == incarnation;
-}
-
-size_t Plane::OwnersForTest() const {
-  MutexLock lock(mu_);
-  return owners_.size();
-}
-
 }  // namespace nodeplane::plane

@@ -48,12 +48,6 @@ Result<std::string> Plane::PickLocked(const ports::Lease& lease, const Tier** ti
   return NoNode("no registered node can run lease " + lease.id + " (tier " + lease.tier + ")");
 }
 
-Result<std::string> Plane::PickForTest(const ports::Lease& lease) {
-  MutexLock lock(mu_);
-  const Tier* tier = nullptr;
-  return PickLocked(lease, &tier);
-}
-
 Plane::Dispatched Plane::Dispatch(const std::string& node, Command cmd, const std::string& expected_provider,
                                   const std::string& expected_incarnation, int64_t expected_epoch,
                                   std::stop_token stop) {

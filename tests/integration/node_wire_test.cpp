@@ -15,6 +15,7 @@
 #include "loader/ledger_adapter.h"
 #include "loader/plugin_library.h"
 #include "plane/plane.h"
+#include "plane_test_peer.h"
 #include "raw_http.h"
 #include "wire/http_server.h"
 #include "wire/node_wire.h"
@@ -178,7 +179,7 @@ class NodeWireTest : public ::testing::Test {
       ports::Lease l = lease;
       return plane_->runner().Launch(l, protocol::Job{request_id, 7, "push", "acme", "api", "ci.yml"});
     });
-    while (plane_->QueuedForTest(node) != 1) std::this_thread::yield();
+    while (plane::PlaneTestPeer(*plane_).Queued(node) != 1) std::this_thread::yield();
     Reply cmd = Send("POST", "/v1/nodes/" + node + "/poll", "", inc);
     EXPECT_EQ(cmd.status, 200) << cmd.body;
     const std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);
@@ -234,7 +235,7 @@ TEST_F(NodeWireTest, AJobRunsThroughTheWire) {
     ports::Lease l = lease;
     return plane_->runner().Launch(l, protocol::Job{42, 7, "push", "acme", "api", "ci.yml"});
   });
-  while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
+  while (plane::PlaneTestPeer(*plane_).Queued("n1") != 1) std::this_thread::yield();
   Reply cmd = Send("POST", "/v1/nodes/n1/poll");
   ASSERT_EQ(cmd.status, 200) << cmd.body;
   EXPECT_NE(cmd.body.find(R"("kind":"launch")"), std::string::npos) << cmd.body;
@@ -300,7 +301,7 @@ class NodeWireJitTest : public NodeWireTest {
       ports::Lease l = lease;
       return plane_->runner().Launch(l, protocol::Job{42, 7, "push", "acme", "api", "ci.yml"});
     });
-    while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
+    while (plane::PlaneTestPeer(*plane_).Queued("n1") != 1) std::this_thread::yield();
     Reply cmd = Send("POST", "/v1/nodes/n1/poll");
     EXPECT_EQ(cmd.status, 200) << cmd.body;
     Reply minted = Send("POST", "/v1/nodes/n1/jit", R"({"runner_name":"np-)" + lease.id + R"("})");
@@ -391,7 +392,7 @@ TEST_F(NodeWireTest, R04_ASaturatedBootstrapListenerDoesNotDelayTheWire) {
   ASSERT_TRUE(closed);  // the bootstrap budget is spent
 
   ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
-  plane_->SetPollWindowForTest(1'000'000);  // 1 ms
+  plane::PlaneTestPeer(*plane_).SetPollWindow(1'000'000);  // 1 ms
   EXPECT_EQ(Send("POST", "/v1/nodes/n1/poll").status, 204);
 }
 
@@ -410,7 +411,7 @@ TEST_F(NodeWireTest, GuardsAnswerWithTheRightCodes) {
 
 TEST_F(NodeWireTest, AnIdlePollIsAnsweredWithNoContentWhenItsWindowCloses) {
   ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
-  plane_->SetPollWindowForTest(50'000'000);  // 50 ms of the system clock
+  plane::PlaneTestPeer(*plane_).SetPollWindow(50'000'000);  // 50 ms of the system clock
   Reply r = Send("POST", "/v1/nodes/n1/poll");
   EXPECT_EQ(r.status, 204);
   EXPECT_EQ(r.body, "");
@@ -424,7 +425,7 @@ TEST_F(NodeWireTest, ALateLaunchResultIsRedirectedIntoCustody) {
     ports::Lease l = lease;
     return plane_->runner().Launch(l, protocol::Job{42, 7, "", "", "", ""}, stop.get_token());
   });
-  while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
+  while (plane::PlaneTestPeer(*plane_).Queued("n1") != 1) std::this_thread::yield();
   Reply cmd = Send("POST", "/v1/nodes/n1/poll");
   std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);
   stop.request_stop();  // the plane stops waiting
@@ -464,7 +465,7 @@ TEST_F(NodeWireTest, R14_R26_AReplacementNeverTakesAnAdoptedLease) {
   Reply beat = Send("POST", base + "/heartbeat", R"({"epoch":0})", "i1");
   EXPECT_EQ(beat.status, 204) << beat.body;
   EXPECT_EQ(Send("POST", "/v1/nodes/n1/reconcile", R"({"instances":[]})", "i2").status, 200);
-  EXPECT_TRUE(plane_->OwnsForTest(lease.id, "n1", "i1"));
+  EXPECT_TRUE(plane::PlaneTestPeer(*plane_).Owns(lease.id, "n1", "i1"));
   EXPECT_EQ(Send("POST", base + "/heartbeat", R"({"epoch":0})", "i1").status, 204);
   EXPECT_EQ(Send("POST", base + "/release", R"({"epoch":0,"outcome":"done"})", "i1").status, 204);
   auto job = ledger_->JobForLease(lease.id);
@@ -483,13 +484,13 @@ TEST_F(NodeWireTest, R14_R27_TheLedgersHolderSurvivesARestartItsReplacementCanno
   Reply early = Send("POST", base + "/heartbeat", R"({"epoch":0})", "i1");
   EXPECT_EQ(early.status, 204) << early.body;  // nobody registered yet: the ledger's holder
   ASSERT_EQ(Send("POST", "/v1/register", NodeRegisterBody("n1", "i2", {}), "i2").status, 200);
-  EXPECT_TRUE(plane_->OwnsForTest(lease.id, "n1", "i1"));
+  EXPECT_TRUE(plane::PlaneTestPeer(*plane_).Owns(lease.id, "n1", "i1"));
   auto owner = plane_->OwnerOfRequest(77);
   ASSERT_TRUE(owner.has_value());  // the request id came back with the lease
   EXPECT_EQ(owner->incarnation, "i1");
   EXPECT_FALSE(owner->current);
   auto destroy = std::async(std::launch::async, [&] { return plane_->runner().Destroy(77); });
-  while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();
+  while (plane::PlaneTestPeer(*plane_).Queued("n1") != 1) std::this_thread::yield();
   Reply cmd = Send("POST", "/v1/nodes/n1/poll", "", "i2");
   ASSERT_EQ(cmd.status, 200) << cmd.body;
   const std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);
@@ -506,15 +507,15 @@ TEST_F(NodeWireTest, R43_APollWhoseClientWentAwayIsCancelled) {
     testing::RawConnection dead(server_->port());
     ASSERT_TRUE(dead.Send("POST /v1/nodes/n1/poll HTTP/1.1\r\nHost: x\r\nNodeplane-Incarnation: i1\r\n"
                           "Content-Length: 0\r\n\r\n"));
-    ASSERT_TRUE(Eventually([&] { return plane_->WaitersForTest("n1") == 1; }));
+    ASSERT_TRUE(Eventually([&] { return plane::PlaneTestPeer(*plane_).Waiters("n1") == 1; }));
   }  // the client closes its connection
-  ASSERT_TRUE(Eventually([&] { return plane_->WaitersForTest("n1") == 0; })) << "the dead poll is still parked";
+  ASSERT_TRUE(Eventually([&] { return plane::PlaneTestPeer(*plane_).Waiters("n1") == 0; })) << "the dead poll is still parked";
   ports::Lease lease = Assigned();
   auto launch = std::async(std::launch::async, [&] {
     ports::Lease l = lease;
     return plane_->runner().Launch(l, protocol::Job{42, 7, "push", "acme", "api", "ci.yml"});
   });
-  while (plane_->QueuedForTest("n1") != 1) std::this_thread::yield();  // not taken by the dead poll
+  while (plane::PlaneTestPeer(*plane_).Queued("n1") != 1) std::this_thread::yield();  // not taken by the dead poll
   Reply cmd = Send("POST", "/v1/nodes/n1/poll");
   ASSERT_EQ(cmd.status, 200) << cmd.body;
   const std::string id = cmd.body.substr(cmd.body.find(R"("id":")") + 6, 32);

@@ -17,6 +17,7 @@
 #include "config/config_loader.h"
 #include "nodeplaned/daemon.h"
 #include "pki/authority.h"
+#include "plane_test_peer.h"
 #include "protocol/messages.h"
 #include "wire/http_client.h"
 
@@ -183,14 +184,14 @@ deny_owner = "evil"
     protocol::Job job{42, 7, "workflow_job", "acme", "repo", "ref"};
     auto launched = std::async(std::launch::async, [&] { return daemon_->plane().runner().Launch(lease, job); });
     // Wait on the plane's state: the launch is queued for one of the nodes.
-    while (daemon_->plane().QueuedForTest("n1") + daemon_->plane().QueuedForTest("n2") == 0) {
+    while (plane::PlaneTestPeer(daemon_->plane()).Queued("n1") + plane::PlaneTestPeer(daemon_->plane()).Queued("n2") == 0) {
       ASSERT_NE(launched.wait_for(std::chrono::seconds(0)), std::future_status::ready) << "the launch found no node";
       std::this_thread::yield();
     }
     wire::ClientResponse cmd;
     for (auto* c : {&c1, &c2}) {
       const std::string node = c == &c1 ? "n1" : "n2";
-      if (daemon_->plane().QueuedForTest(node) == 0) continue;
+      if (plane::PlaneTestPeer(daemon_->plane()).Queued(node) == 0) continue;
       cmd = Call(*c, "POST", "/v1/nodes/" + node + "/poll");
       const std::string other = node == "n1" ? "n2" : "n1";
       wire::HttpClient& holder = *c;

@@ -60,7 +60,7 @@ TEST_F(WireTlsTest, S11_APollParkedBeforeARevocationIsHandedNothing) {
   ASSERT_EQ(Register(*c, "n1").status, 200);
   plane::Plane& plane = daemon_->plane();
   auto parked = std::async(std::launch::async, [&] { return Call(*c, "POST", "/v1/nodes/n1/poll"); });
-  while (plane.WaitersForTest("n1") != 1) std::this_thread::yield();
+  while (plane::PlaneTestPeer(plane).Waiters("n1") != 1) std::this_thread::yield();
   ports::Ledger& ledger = daemon_->ledger();
   ASSERT_TRUE(ledger.RevokeCert(n1.serial, "n1", "leaked").ok());
   auto leases = ledger.Escrow("plain", 1);
@@ -73,8 +73,8 @@ TEST_F(WireTlsTest, S11_APollParkedBeforeARevocationIsHandedNothing) {
   wire::ClientResponse answer = parked.get();
   EXPECT_EQ(answer.status, 403) << answer.body;
   EXPECT_NE(answer.body.find("has been revoked"), std::string::npos) << answer.body;
-  while (plane.QueuedForTest("n1") != 1) std::this_thread::yield();  // given back, untaken
-  EXPECT_EQ(plane.InFlightForTest("n1"), 0u);
+  while (plane::PlaneTestPeer(plane).Queued("n1") != 1) std::this_thread::yield();  // given back, untaken
+  EXPECT_EQ(plane::PlaneTestPeer(plane).InFlight("n1"), 0u);
   stop.request_stop();
   EXPECT_TRUE(plane::Is(launch.get(), plane::kNoNode));
 }

@@ -17,7 +17,7 @@ TEST_F(DispatchTest, R28_AQuietPollEndsWithNothingToDo) {
   auto r = answered.get_future().get();
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->has_value());
-  EXPECT_EQ(plane_->WaitersForTest("n1"), 0u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Waiters("n1"), 0u);
 }
 
 TEST_F(DispatchTest, AParkedPollIsHandedTheNextCommand) {
@@ -55,7 +55,7 @@ TEST_F(DispatchTest, R43_S01_NoNodeMeansNothingWasSent) {
   EXPECT_TRUE(Is(plane_->runner().Launch(unknown, JobFor(1)), kNoNode));
   ports::Lease elsewhere = Lease("l3", "n9");
   EXPECT_TRUE(Is(plane_->runner().Launch(elsewhere, JobFor(1)), kNoNode));
-  EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n1"), 0u);
 }
 
 // R43: the node's answer, translated.
@@ -100,7 +100,7 @@ TEST_F(DispatchTest, R43_S06_SilenceAfterDeliveryIsCustodyAndBeforeItIsNoNode) {
   WaitQueued("n1", 1);
   clock_.Advance(600 * kS);
   EXPECT_TRUE(Is(untaken.get(), kNoNode));
-  EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n1"), 0u);
 }
 
 // Issue 22 #5: a custody outcome names the node, exactly when the caller
@@ -207,19 +207,19 @@ TEST_F(DispatchTest, R37_ALaunchAdvancesTheDispatchFenceFirst) {
   ledger_.fail_bump = true;
   ports::Lease l = Lease("l2");
   EXPECT_TRUE(Is(plane_->runner().Launch(l, JobFor(2)), kNoNode));
-  EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n1"), 0u);
 }
 
 TEST_F(DispatchTest, PlacementFollowsProviderPreferenceThenName) {
   Reg("zz", "i1", "docker");
   Reg("bb", "i1", "firecracker");
   Reg("aa", "i1", "docker");
-  EXPECT_EQ(*plane_->PickForTest(Lease("l1", "", "multi", "firecracker,docker")), "bb");
-  EXPECT_EQ(*plane_->PickForTest(Lease("l2", "", "multi", "docker,firecracker")), "aa");
-  EXPECT_EQ(*plane_->PickForTest(Lease("l3", "zz")), "zz");  // pinned
+  EXPECT_EQ(*PlaneTestPeer(*plane_).Pick(Lease("l1", "", "multi", "firecracker,docker")), "bb");
+  EXPECT_EQ(*PlaneTestPeer(*plane_).Pick(Lease("l2", "", "multi", "docker,firecracker")), "aa");
+  EXPECT_EQ(*PlaneTestPeer(*plane_).Pick(Lease("l3", "zz")), "zz");  // pinned
   ports::Lease bound = Lease("l4");
   bound.node = "zz";
-  EXPECT_EQ(*plane_->PickForTest(bound), "zz");
+  EXPECT_EQ(*PlaneTestPeer(*plane_).Pick(bound), "zz");
 }
 
 TEST_F(DispatchTest, ALaunchIsRefusedIfTheNodeChangedProviderBeforeTakingIt) {
@@ -264,18 +264,18 @@ TEST_F(DispatchTest, R43_ALaunchAPollCouldNotDeliverGoesBackToTheQueue) {
   Command first = Take("n1");
   EXPECT_TRUE(plane_->OwnerOfLease("l1").has_value());
   plane_->GiveBack("n1", "i1", first.id);
-  EXPECT_EQ(plane_->QueuedForTest("n1"), 1u);
-  EXPECT_EQ(plane_->InFlightForTest("n1"), 0u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n1"), 1u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).InFlight("n1"), 0u);
   EXPECT_FALSE(plane_->OwnerOfLease("l1").has_value());
   EXPECT_TRUE(Is(plane_->EntitledToLaunch("n1", "i1", "l1").status(), kNotEntitled));
   plane_->GiveBack("n1", "i1", first.id);  // twice changes nothing
-  EXPECT_EQ(plane_->QueuedForTest("n1"), 1u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n1"), 1u);
   Command again = Take("n1");
   EXPECT_EQ(again.id, first.id);
   ASSERT_TRUE(Answer("n1", again, false).ok());
   EXPECT_EQ(launch.get().code(), Code::kConflict);  // the node's clean failure, not custody
   plane_->GiveBack("n1", "i1", first.id);  // answered: stays answered
-  EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n1"), 0u);
 }
 
 // Shutdown bounds every wait: a launch a node took ends as custody at once,
@@ -292,7 +292,7 @@ TEST_F(DispatchTest, ShutdownAnswersEveryDispatchAtOnce) {
   EXPECT_TRUE(Is(taken.get(), kCustody));
   EXPECT_TRUE(Is(untaken.get(), kNoNode));
   EXPECT_TRUE(Is(plane_->runner().Launch(*std::make_unique<ports::Lease>(Lease("l3")), JobFor(3)), kNoNode));
-  ASSERT_TRUE(plane_->AskNodeForTest("n1", "b1").ok());
+  ASSERT_TRUE(PlaneTestPeer(*plane_).AskNode("n1", "b1").ok());
   std::lock_guard l(ledger_.mu);
   EXPECT_TRUE(ledger_.observations.empty());
 }
@@ -342,7 +342,7 @@ TEST_F(PlaneTest, R47_ThePlaneDoesNotGateUpgradesOnTheNodesVersion) {
   RegisterRequest r = Req("n1");
   r.min_version = kMinProtocol;
   r.version = kMinProtocol;
-  ASSERT_TRUE(plane_->Register(r).ok());
+  ASSERT_TRUE(PlaneTestPeer(*plane_).Register(r).ok());
   auto up = std::async(std::launch::async, [&] { return plane_->runner().Upgrade("n1", UpgradeSpec{"2.0.0", "", "r", 1}); });
   WaitQueued("n1", 1);
   ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());

@@ -10,6 +10,7 @@
 
 #include "fake_ledger.h"
 #include "plane/plane.h"
+#include "plane_test_peer.h"
 
 namespace nodeplane::plane {
 
@@ -51,7 +52,7 @@ class PlaneTest : public ::testing::Test {
     return r;
   }
   void Reg(const std::string& node, const std::string& inc = "i1", const std::string& provider = "docker") {
-    auto r = plane_->Register(Req(node, inc, provider));
+    auto r = PlaneTestPeer(*plane_).Register(Req(node, inc, provider));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
   static ports::Lease Lease(const std::string& id, const std::string& target = "", const std::string& tier = "small",
@@ -68,17 +69,17 @@ class PlaneTest : public ::testing::Test {
   static Job JobFor(int64_t request) { return Job{request, 7, "push", "acme", "api", "ci.yml"}; }
 
   void WaitQueued(const std::string& node, size_t n) {
-    while (plane_->QueuedForTest(node) != n) std::this_thread::yield();
+    while (PlaneTestPeer(*plane_).Queued(node) != n) std::this_thread::yield();
   }
   void WaitWaiters(const std::string& node, size_t n) {
-    while (plane_->WaitersForTest(node) != n) std::this_thread::yield();
+    while (PlaneTestPeer(*plane_).Waiters(node) != n) std::this_thread::yield();
   }
   void WaitInFlight(const std::string& node, size_t n) {
-    while (plane_->InFlightForTest(node) != n) std::this_thread::yield();
+    while (PlaneTestPeer(*plane_).InFlight(node) != n) std::this_thread::yield();
   }
   // Takes the next queued command as process `inc` of `node` (it must be queued).
   Command Take(const std::string& node, const std::string& inc = "i1") {
-    auto r = plane_->Poll(node, inc);
+    auto r = PlaneTestPeer(*plane_).Poll(node, inc);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_TRUE(r.ok() && r->has_value()) << "nothing to take";
     return r.ok() && r->has_value() ? **r : Command{};

@@ -19,7 +19,7 @@ TEST_F(LivenessTest, R31_S05_ASilentNodeIsForgottenAfterFourWindows) {
 }
 
 TEST_F(LivenessTest, S05_ThePollWindowSetsTheSilenceWindow) {
-  plane_->SetPollWindowForTest(10 * kS);
+  PlaneTestPeer(*plane_).SetPollWindow(10 * kS);
   Reg("n1");
   clock_.Advance(40 * kS + 1);
   plane_->ExpireSilentNodes();
@@ -62,11 +62,11 @@ TEST_F(LivenessTest, S15_ExpiryAnswersWhatWasQueuedAndTellsTheLedger) {
   // The poll is parked under a window longer than the silence window that
   // follows, so only expiry can answer it: under the usual window the poll
   // timer closes it first, and the two would race.
-  plane_->SetPollWindowForTest(1000 * kS);
+  PlaneTestPeer(*plane_).SetPollWindow(1000 * kS);
   std::promise<Result<std::optional<Command>>> parked;
   plane_->PollAsync("n2", "i1", [&](Result<std::optional<Command>> r) { parked.set_value(std::move(r)); });
   WaitWaiters("n2", 1);
-  plane_->SetPollWindowForTest(50 * kS);
+  PlaneTestPeer(*plane_).SetPollWindow(50 * kS);
   auto launch = LaunchAsync(Lease("l1", "n1"), 1);
   WaitQueued("n1", 1);
   clock_.Advance(201 * kS);
@@ -119,7 +119,7 @@ TEST_F(LivenessTest, R34_AWithdrawalTheLedgerCannotRecordChangesNothing) {
 // R35: the race between the two sections resolves as expiry would.
 TEST_F(LivenessTest, R35_ANodeForgottenDuringTheLedgerWriteIsSuperseded) {
   Reg("n1", "i1");
-  ledger_.on_withdraw = [&] { plane_->ForgetForTest("n1"); };
+  ledger_.on_withdraw = [&] { PlaneTestPeer(*plane_).Forget("n1"); };
   EXPECT_TRUE(Is(plane_->Withdraw("n1", "i1"), kSuperseded));
 }
 
@@ -130,7 +130,7 @@ TEST_F(LivenessTest, R35_ARegistrationBetweenTheTwoSectionsIsNotWithdrawn) {
   Reg("n1", "i1");
   ledger_.after_withdraw = [&] { Reg("n1", "i2"); };
   EXPECT_TRUE(Is(plane_->Withdraw("n1", "i1"), kSuperseded));
-  EXPECT_EQ(plane_->CurrentIncarnationForTest("n1"), "i2");
+  EXPECT_EQ(PlaneTestPeer(*plane_).CurrentIncarnation("n1"), "i2");
 }
 
 // R36: withdraw releases nothing; queued work was never started; in-flight
@@ -146,7 +146,7 @@ TEST_F(LivenessTest, R36_WithdrawAnswersQueuedAndTombstonesInFlight) {
   EXPECT_TRUE(Is(taken.get(), kCustody));
   Status q = queued.get();
   EXPECT_NE(q.message().find("withdrew before taking this command, so nothing started"), std::string::npos);
-  EXPECT_TRUE(plane_->OwnsForTest("l1", "n1", "i1"));  // owners untouched
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("l1", "n1", "i1"));  // owners untouched
   EXPECT_TRUE(Is(Answer("n1", c, true), kTakeCustody));  // the tombstone outlived the record
   std::lock_guard l(ledger_.mu);
   EXPECT_TRUE(ledger_.gone_calls.empty());
@@ -159,19 +159,19 @@ TEST_F(LivenessTest, R07_WithoutABarrierStoreTheLoopDoesNothing) {
   o.barrier = nullptr;
   plane_ = std::make_unique<Plane>(o);
   plane_->BarrierLoop(std::stop_token());  // returns at once
-  EXPECT_FALSE(plane_->AskNodeForTest("n1", "b").ok());
+  EXPECT_FALSE(PlaneTestPeer(*plane_).AskNode("n1", "b").ok());
 }
 
 // R22: targets are sorted.
 TEST_F(LivenessTest, R22_BarrierTargetsAreSorted) {
   for (const char* n : {"zeta", "alpha", "mid"}) Reg(n);
-  EXPECT_EQ(plane_->BarrierTargetsForTest(), (std::vector<std::string>{"alpha", "mid", "zeta"}));
+  EXPECT_EQ(PlaneTestPeer(*plane_).BarrierTargets(), (std::vector<std::string>{"alpha", "mid", "zeta"}));
 }
 
 // R21: each answer is recorded against the fence captured before asking.
 TEST_F(LivenessTest, R21_AnAnswerIsRecordedAgainstTheFenceTakenBeforeAsking) {
   Reg("n1");
-  auto ask = std::async(std::launch::async, [&] { return plane_->AskNodeForTest("n1", "b1"); });
+  auto ask = std::async(std::launch::async, [&] { return PlaneTestPeer(*plane_).AskNode("n1", "b1"); });
   WaitQueued("n1", 1);
   Command c = Take("n1");
   EXPECT_EQ(c.kind, CommandKind::kInventory);
@@ -194,7 +194,7 @@ TEST_F(LivenessTest, R21_AFailedOrMismatchedAnswerIsNeverEmpty) {
   Reg("n1");
   for (const CommandResult& answer : {CommandResult{"", false, "cannot list", false, "", {}},
                                       CommandResult{"", true, "", false, "other-barrier", {}}}) {
-    auto ask = std::async(std::launch::async, [&] { return plane_->AskNodeForTest("n1", "b1"); });
+    auto ask = std::async(std::launch::async, [&] { return PlaneTestPeer(*plane_).AskNode("n1", "b1"); });
     WaitQueued("n1", 1);
     CommandResult r = answer;
     r.id = Take("n1").id;
@@ -226,18 +226,18 @@ TEST_F(LivenessTest, R20_TheBarrierLoopAsksOnlyWhileARequestStandsAndTheLedgerIs
       std::lock_guard l(ledger_.mu);
       if (ledger_.quiescence_calls >= 2) break;
     }
-    if (plane_->QueuedForTest("n1") != 0) break;
+    if (PlaneTestPeer(*plane_).Queued("n1") != 0) break;
     plane_->Seen("n1", "i1");
     clock_.Advance(kS);
     std::this_thread::yield();
   }
-  EXPECT_EQ(plane_->QueuedForTest("n1"), 0u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n1"), 0u);
   {
     std::lock_guard l(ledger_.mu);
     ledger_.outstanding.clear();
   }
   // Time passes until the loop looks again; the node keeps talking meanwhile.
-  while (plane_->QueuedForTest("n1") == 0) {
+  while (PlaneTestPeer(*plane_).Queued("n1") == 0) {
     plane_->Seen("n1", "i1");
     clock_.Advance(kS);
     std::this_thread::yield();

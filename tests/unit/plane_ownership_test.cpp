@@ -16,8 +16,8 @@ TEST_F(OwnershipTest, R14_ARegistrationAdoptsWhatTheLedgerPlacesOnTheNode) {
   ledger_.Place("n1", "c", 7, ports::Phase::kAssigned);    // no compute was started
   ledger_.Place("n2", "d", 8);                             // another node's
   Reg("n1", "i1");
-  EXPECT_TRUE(plane_->OwnsForTest("a", "n1", "i1"));
-  EXPECT_TRUE(plane_->OwnsForTest("b", "n1", "i0"));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("a", "n1", "i1"));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("b", "n1", "i0"));
   EXPECT_FALSE(plane_->OwnerOfLease("c").has_value());
   EXPECT_FALSE(plane_->OwnerOfLease("d").has_value());
   auto owner = plane_->OwnerOfRequest(5);
@@ -32,13 +32,13 @@ TEST_F(OwnershipTest, R14_R26_AReplacementNeverTakesTheSupersededProcessesLeases
   RegisterRequest first = Req("n1", "i1");
   first.inventory_known = true;
   first.instances = {"a"};
-  ASSERT_TRUE(plane_->Register(first).ok());
+  ASSERT_TRUE(PlaneTestPeer(*plane_).Register(first).ok());
   RegisterRequest second = Req("n1", "i2");
   second.inventory_known = true;  // truthfully runs nothing
-  ASSERT_TRUE(plane_->Register(second).ok());
-  EXPECT_TRUE(plane_->OwnsForTest("a", "n1", "i1"));
+  ASSERT_TRUE(PlaneTestPeer(*plane_).Register(second).ok());
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("a", "n1", "i1"));
   ASSERT_TRUE(plane_->ReconcileInventory("n1", "i2", {}).ok());
-  EXPECT_TRUE(plane_->OwnsForTest("a", "n1", "i1"));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("a", "n1", "i1"));
   auto by_owner = plane_->AuthorizeLease("n1", "i1", "a");
   ASSERT_TRUE(by_owner.ok()) << by_owner.status().ToString();
   EXPECT_TRUE(*by_owner);  // the draining process may still heartbeat and release it
@@ -64,7 +64,7 @@ TEST_F(OwnershipTest, R26_R19_ASupersededProcessMayFinishOnlyItsOwnLeases) {
   Reg("n2", "j1");
   EXPECT_TRUE(Is(plane_->MayMutateLease("n2", "j1", "mine"), kSuperseded));  // given to another node
   // The owner may finish even after the node record is gone.
-  plane_->ForgetForTest("n1");
+  PlaneTestPeer(*plane_).Forget("n1");
   EXPECT_TRUE(plane_->MayMutateLease("n1", "i1", "mine").ok());
 }
 
@@ -96,7 +96,7 @@ TEST_F(OwnershipTest, R25_EndedLeasesAreForgotten) {
   ledger_.Place("n1", "a", 1);
   ledger_.Place("n1", "b", 2);
   Reg("n1", "i1");
-  EXPECT_EQ(plane_->OwnersForTest(), 2u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Owners(), 2u);
   ledger_.End("a");  // released: the wire forgets its record
   plane_->ForgetLease("n1", "a");
   EXPECT_FALSE(plane_->OwnerOfLease("a").has_value());
@@ -105,7 +105,7 @@ TEST_F(OwnershipTest, R25_EndedLeasesAreForgotten) {
   ledger_.End("b");
   ASSERT_TRUE(plane_->ReconcileInventory("n1", "i1", {}).ok());
   EXPECT_FALSE(plane_->OwnerOfLease("b").has_value());
-  EXPECT_EQ(plane_->OwnersForTest(), 0u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Owners(), 0u);
 }
 
 // R25: a record made while the ledger was being read is for a lease the
@@ -117,7 +117,7 @@ TEST_F(OwnershipTest, R25_ARecordNewerThanTheReadIsKept) {
   fresh.phase = ports::Phase::kLaunching;
   ledger_.on_list = [&] { plane_->AdoptOwnership("n1", "i1", {fresh}); };
   ASSERT_TRUE(plane_->ReconcileInventory("n1", "i1", {}).ok());
-  EXPECT_TRUE(plane_->OwnsForTest("fresh", "n1", "i1"));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("fresh", "n1", "i1"));
 }
 
 // R25: the backstop bound keeps the newest records.
@@ -132,7 +132,7 @@ TEST_F(OwnershipTest, R25_OwnershipRecordsAreBounded) {
     ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
     ASSERT_TRUE(launch.get().ok());
   }
-  EXPECT_LE(plane_->OwnersForTest(), 3u);
+  EXPECT_LE(PlaneTestPeer(*plane_).Owners(), 3u);
   EXPECT_TRUE(plane_->OwnerOfLease("x9").has_value());
 }
 
@@ -148,8 +148,8 @@ TEST_F(OwnershipTest, R29_ReconcileInventoryFreesAndAdopts) {
   Reg("n1", "i1");
   auto freed = plane_->ReconcileInventory("n1", "i1", {"l1", "l2", "l3"});
   ASSERT_TRUE(freed.ok());
-  EXPECT_TRUE(plane_->ReconciledForTest("n1"));
-  EXPECT_TRUE(plane_->OwnsForTest("l1", "n1", "i1"));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Reconciled("n1"));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("l1", "n1", "i1"));
   EXPECT_FALSE(plane_->OwnerOfLease("l2").has_value());
   EXPECT_FALSE(plane_->OwnerOfLease("l3").has_value());
   Reg("n1", "i2");
@@ -218,7 +218,7 @@ TEST_F(OwnershipTest, R27_AReplacementWithNothingDoesNotConfirmADestroy) {
   Reg("n1", "i2");  // a replacement; i1 is draining and no longer polls
   auto destroy = std::async(std::launch::async, [&] { return plane_->runner().Destroy(77); });
   WaitQueued("n1", 1);
-  EXPECT_EQ(plane_->QueuedForTest("n2"), 0u);  // addressed to the owner's node, not broadcast
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n2"), 0u);  // addressed to the owner's node, not broadcast
   ASSERT_TRUE(Answer("n1", Take("n1", "i2"), true, false, "i2").ok());  // truthfully has nothing
   EXPECT_TRUE(Is(destroy.get(), kCustody));
   EXPECT_TRUE(plane_->OwnerOfRequest(77).has_value());  // not released under a live job
@@ -245,7 +245,7 @@ TEST_F(OwnershipTest, ADestroyWhoseOwnerIsGoneReportsTheHolderUnavailable) {
   WaitQueued("n1", 1);
   ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
   ASSERT_TRUE(launch.get().ok());
-  plane_->ForgetForTest("n1");
+  PlaneTestPeer(*plane_).Forget("n1");
   EXPECT_TRUE(Is(plane_->runner().DestroyCompleted(77, "succeeded"), kHolderUnavailable));
   EXPECT_TRUE(Is(plane_->runner().Destroy(77), kCustody));
 }
@@ -335,7 +335,7 @@ TEST_F(OwnershipTest, R45_R46_AnUpgradeGoesToOneNode) {
     return plane_->runner().Upgrade("a", UpgradeSpec{"1.2.3", "abc", "r1", 4});
   });
   WaitQueued("a", 1);
-  EXPECT_EQ(plane_->QueuedForTest("b"), 0u);
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("b"), 0u);
   Command c = Take("a");
   ASSERT_TRUE(c.upgrade.has_value());
   EXPECT_EQ(c.upgrade->version, "1.2.3");

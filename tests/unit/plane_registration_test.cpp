@@ -8,21 +8,21 @@ namespace {
 using RegistrationTest = PlaneTest;
 
 TEST_F(RegistrationTest, ANodeRegistersAndIsToldTheContract) {
-  auto r = plane_->Register(Req("n1"));
+  auto r = PlaneTestPeer(*plane_).Register(Req("n1"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->version, 1);
   EXPECT_EQ(r->lease_ttl_seconds, 90);
   EXPECT_EQ(r->poll_seconds, 50);
   EXPECT_EQ(r->deployment, "dep");
   EXPECT_EQ(plane_->Nodes(), std::vector<std::string>{"n1"});
-  EXPECT_EQ(plane_->CurrentIncarnationForTest("n1"), "i1");
+  EXPECT_EQ(PlaneTestPeer(*plane_).CurrentIncarnation("n1"), "i1");
 }
 
 // R01: a refusal is permanent and only for what cannot heal.
 TEST_F(RegistrationTest, R01_AForeignDeploymentIsRefused) {
   RegisterRequest r = Req("n1");
   r.deployment = "other";
-  auto got = plane_->Register(r);
+  auto got = PlaneTestPeer(*plane_).Register(r);
   EXPECT_TRUE(Is(got.status(), kRefused)) << got.status().ToString();
   EXPECT_NE(got.status().message().find("belongs to deployment \"other\""), std::string::npos);
 }
@@ -30,7 +30,7 @@ TEST_F(RegistrationTest, R01_AForeignDeploymentIsRefused) {
 // R01, R38: a ledger that cannot write is an outage, and the node is not registered.
 TEST_F(RegistrationTest, R01_R38_ALedgerOutageIsNotARefusalAndRegistersNothing) {
   ledger_.fail_register = true;
-  auto got = plane_->Register(Req("n1"));
+  auto got = PlaneTestPeer(*plane_).Register(Req("n1"));
   ASSERT_FALSE(got.ok());
   EXPECT_FALSE(Is(got.status(), kRefused));
   EXPECT_TRUE(got.status().retryable());
@@ -42,46 +42,46 @@ TEST_F(RegistrationTest, VersionRangesAreNegotiatedAndTheRefusalSaysWhoToUpgrade
   RegisterRequest r = Req("n1");
   r.min_version = 1;
   r.version = 5;
-  auto ok = plane_->Register(r);
+  auto ok = PlaneTestPeer(*plane_).Register(r);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->version, 1);
   r.min_version = 2;
-  auto newer = plane_->Register(r);
+  auto newer = PlaneTestPeer(*plane_).Register(r);
   EXPECT_TRUE(Is(newer.status(), kRefused));
   EXPECT_NE(newer.status().message().find("UPGRADE THIS CONTROL PLANE FIRST"), std::string::npos);
   EXPECT_NE(newer.status().message().find("2-5"), std::string::npos);
   r.min_version = 0;
   r.version = 0;
-  EXPECT_NE(plane_->Register(r).status().message().find("not a range"), std::string::npos);
+  EXPECT_NE(PlaneTestPeer(*plane_).Register(r).status().message().find("not a range"), std::string::npos);
   r.min_version = 3;
   r.version = 2;
-  EXPECT_NE(plane_->Register(r).status().message().find("not a range"), std::string::npos);
+  EXPECT_NE(PlaneTestPeer(*plane_).Register(r).status().message().find("not a range"), std::string::npos);
 }
 
 TEST_F(RegistrationTest, AZeroCapacityNodeIsRefused) {
   RegisterRequest r = Req("n1");
   r.vcpu = 0;
-  EXPECT_TRUE(Is(plane_->Register(r).status(), kRefused));
+  EXPECT_TRUE(Is(PlaneTestPeer(*plane_).Register(r).status(), kRefused));
   r = Req("");
-  EXPECT_TRUE(Is(plane_->Register(r).status(), kRefused));
+  EXPECT_TRUE(Is(PlaneTestPeer(*plane_).Register(r).status(), kRefused));
 }
 
 // S19: an unusable provider or guest-OS claim is refused; a usable one only decides what is asked.
 TEST_F(RegistrationTest, S19_AnUnusableProviderOrGuestOSClaimIsRefused) {
-  EXPECT_TRUE(Is(plane_->Register(Req("n1", "i1", "kvm")).status(), kRefused));
+  EXPECT_TRUE(Is(PlaneTestPeer(*plane_).Register(Req("n1", "i1", "kvm")).status(), kRefused));
   RegisterRequest r = Req("n1");
   r.guest_os = {"plan9"};
-  EXPECT_TRUE(Is(plane_->Register(r).status(), kRefused));
+  EXPECT_TRUE(Is(PlaneTestPeer(*plane_).Register(r).status(), kRefused));
 }
 
 // R30, S19: every field is a claim; it decides what the node is asked to do.
 TEST_F(RegistrationTest, R30_AClaimDecidesOnlyWhatANodeIsAsked) {
   RegisterRequest r = Req("win");
   r.guest_os = {"windows"};
-  ASSERT_TRUE(plane_->Register(r).ok());
-  EXPECT_TRUE(Is(plane_->PickForTest(Lease("l1")).status(), kNoNode));  // a Linux lease is never aimed at it
+  ASSERT_TRUE(PlaneTestPeer(*plane_).Register(r).ok());
+  EXPECT_TRUE(Is(PlaneTestPeer(*plane_).Pick(Lease("l1")).status(), kNoNode));  // a Linux lease is never aimed at it
   Reg("lin");
-  EXPECT_EQ(*plane_->PickForTest(Lease("l1")), "lin");
+  EXPECT_EQ(*PlaneTestPeer(*plane_).Pick(Lease("l1")), "lin");
 }
 
 // R11: with no sites declared, a node claiming one is refused.
@@ -91,11 +91,11 @@ TEST_F(RegistrationTest, R11_ASiteClaimWithNoSitesDeclaredIsRefused) {
   plane_ = std::make_unique<Plane>(o);
   RegisterRequest r = Req("n1");
   r.site = "fra";
-  auto got = plane_->Register(r);
+  auto got = PlaneTestPeer(*plane_).Register(r);
   EXPECT_TRUE(Is(got.status(), kRefused));
   EXPECT_NE(got.status().message().find("declares no sites"), std::string::npos);
   r.site = "";
-  EXPECT_TRUE(plane_->Register(r).ok());  // no claim, no problem
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Register(r).ok());  // no claim, no problem
 }
 
 // R12: site names are keyed exactly as declared.
@@ -103,28 +103,28 @@ TEST_F(RegistrationTest, R12_SiteNamesAreComparedByteForByte) {
   for (const char* claim : {"iad ", " iad", "IAD", "ia"}) {
     RegisterRequest r = Req("n1");
     r.site = claim;
-    auto got = plane_->Register(r);
+    auto got = PlaneTestPeer(*plane_).Register(r);
     EXPECT_TRUE(Is(got.status(), kRefused)) << "\"" << claim << "\"";
     EXPECT_NE(got.status().message().find("(have fra, iad)"), std::string::npos);
   }
   RegisterRequest r = Req("n1");
   r.site = "iad";
-  EXPECT_TRUE(plane_->Register(r).ok());
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Register(r).ok());
 }
 
 TEST_F(RegistrationTest, ASiteStoreAcceptsOnlyItsProvider) {
   RegisterRequest r = Req("n1", "i1", "docker");
   r.site = "fra";  // ceph
-  EXPECT_TRUE(Is(plane_->Register(r).status(), kRefused));
+  EXPECT_TRUE(Is(PlaneTestPeer(*plane_).Register(r).status(), kRefused));
   r.provider = "firecracker";
-  EXPECT_TRUE(plane_->Register(r).ok());
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Register(r).ok());
 }
 
 // R16, R17: the barrier proof is discarded first, even for a registration then refused.
 TEST_F(RegistrationTest, R16_R17_ArrivalDiscardsTheBarrierProofBeforeAnyCheck) {
   RegisterRequest r = Req("n1");
   r.deployment = "other";
-  ASSERT_TRUE(Is(plane_->Register(r).status(), kRefused));
+  ASSERT_TRUE(Is(PlaneTestPeer(*plane_).Register(r).status(), kRefused));
   std::lock_guard l(ledger_.mu);
   EXPECT_EQ(ledger_.invalidated, std::vector<std::string>{"n1"});
 }
@@ -142,20 +142,20 @@ TEST_F(RegistrationTest, R18_TheWirePathAdoptsWhatTheLedgerPlacesOnTheNode) {
   ASSERT_TRUE(plane_->ArrivingForRegistration("n1").ok());
   auto r = plane_->CompleteRegistration(Req("n1"));
   ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(plane_->OwnsForTest("lease-a", "n1", "i1"));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("lease-a", "n1", "i1"));
 }
 
 // A refused registration changes nothing in memory.
 TEST_F(RegistrationTest, ARefusedRegistrationLeavesTheIncumbentUntouched) {
   RegisterRequest r = Req("n1");
   r.inventory_known = true;
-  ASSERT_TRUE(plane_->Register(r).ok());
-  ASSERT_TRUE(plane_->ReconciledForTest("n1"));
+  ASSERT_TRUE(PlaneTestPeer(*plane_).Register(r).ok());
+  ASSERT_TRUE(PlaneTestPeer(*plane_).Reconciled("n1"));
   RegisterRequest bad = Req("n1", "i2");
   bad.vcpu = 0;
-  ASSERT_TRUE(Is(plane_->Register(bad).status(), kRefused));
-  EXPECT_TRUE(plane_->ReconciledForTest("n1"));
-  EXPECT_EQ(plane_->CurrentIncarnationForTest("n1"), "i1");
+  ASSERT_TRUE(Is(PlaneTestPeer(*plane_).Register(bad).status(), kRefused));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Reconciled("n1"));
+  EXPECT_EQ(PlaneTestPeer(*plane_).CurrentIncarnation("n1"), "i1");
 }
 
 TEST_F(RegistrationTest, AnInventoryAtRegistrationIsReconciled) {
@@ -163,9 +163,9 @@ TEST_F(RegistrationTest, AnInventoryAtRegistrationIsReconciled) {
   RegisterRequest r = Req("n1");
   r.inventory_known = true;
   r.instances = {"l1"};
-  ASSERT_TRUE(plane_->Register(r).ok());
-  EXPECT_TRUE(plane_->ReconciledForTest("n1"));
-  EXPECT_TRUE(plane_->OwnsForTest("l1", "n1", "i1"));
+  ASSERT_TRUE(PlaneTestPeer(*plane_).Register(r).ok());
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Reconciled("n1"));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("l1", "n1", "i1"));
   std::lock_guard l(ledger_.mu);
   ASSERT_EQ(ledger_.resolved.size(), 1u);
   EXPECT_EQ(ledger_.resolved[0].second, std::vector<std::string>{"l1"});
@@ -177,7 +177,7 @@ TEST_F(RegistrationTest, R02_ANewProcessSupersedesTheOld) {
   Reg("n1", "i2");
   EXPECT_TRUE(Is(plane_->CheckIncarnation("n1", "i1"), kSuperseded));
   EXPECT_TRUE(plane_->CheckIncarnation("n1", "i2").ok());
-  EXPECT_TRUE(Is(plane_->Poll("n1", "i1").status(), kSuperseded));
+  EXPECT_TRUE(Is(PlaneTestPeer(*plane_).Poll("n1", "i1").status(), kSuperseded));
 }
 
 // R23: absence is accepted only while the node has never claimed an incarnation.
@@ -189,8 +189,8 @@ TEST_F(RegistrationTest, R23_AnAbsentIncarnationIsAcceptedOnlyUntilOneIsClaimed)
   EXPECT_TRUE(Is(plane_->CheckIncarnation("n1", ""), kSuperseded));
   // A registration without one is another process, refused before it can
   // blank the fence or reach the ledger.
-  EXPECT_TRUE(Is(plane_->Register(Req("n1", "")).status(), kSuperseded));
-  EXPECT_EQ(plane_->CurrentIncarnationForTest("n1"), "i1");
+  EXPECT_TRUE(Is(PlaneTestPeer(*plane_).Register(Req("n1", "")).status(), kSuperseded));
+  EXPECT_EQ(PlaneTestPeer(*plane_).CurrentIncarnation("n1"), "i1");
   {
     std::lock_guard l(ledger_.mu);
     EXPECT_EQ(ledger_.incarnations["n1"], "i1");
@@ -200,7 +200,7 @@ TEST_F(RegistrationTest, R23_AnAbsentIncarnationIsAcceptedOnlyUntilOneIsClaimed)
 
 TEST_F(RegistrationTest, S03_AnUnknownNodeIsToldToRegister) {
   EXPECT_TRUE(Is(plane_->CheckIncarnation("ghost", "i1"), kUnregistered));
-  EXPECT_TRUE(Is(plane_->Poll("ghost", "i1").status(), kUnregistered));
+  EXPECT_TRUE(Is(PlaneTestPeer(*plane_).Poll("ghost", "i1").status(), kUnregistered));
   EXPECT_TRUE(Is(plane_->ReceiveResult("ghost", "i1", CommandResult{"x", false, "", false, "", {}}), kUnregistered));
 }
 

@@ -56,7 +56,7 @@ class StressTest : public PlaneTest {
     switch (rng() % 20) {
       case 0: {  // a (re)registration, sometimes as a new process
         std::string inc = "inc-" + std::to_string(rng() % 3);
-        if (plane_->Register(Req(Name(i), inc)).ok()) {
+        if (PlaneTestPeer(*plane_).Register(Req(Name(i), inc)).ok()) {
           std::lock_guard l(mu_);
           incarnation_[i] = inc;
         }
@@ -172,7 +172,7 @@ TEST_F(StressTest, TwoHundredNodesUnderConcurrentLaunchesAndDestroys) {
   clock_.Advance(1000 * kS);
   plane_->ExpireSilentNodes();
   EXPECT_TRUE(plane_->Nodes().empty());
-  for (int i = 0; i < kNodes; ++i) EXPECT_EQ(plane_->WaitersForTest(Name(i)), 0u);
+  for (int i = 0; i < kNodes; ++i) EXPECT_EQ(PlaneTestPeer(*plane_).Waiters(Name(i)), 0u);
   // Every poll was answered exactly once (the poll timer may still be
   // delivering answers it collected: stopping the plane waits for it).
   plane_.reset();

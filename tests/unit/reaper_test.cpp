@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "plane/plane.h"
+#include "plane_test_peer.h"
 
 namespace nodeplane {
 namespace {
@@ -20,7 +21,7 @@ namespace {
 constexpr int64_t kGiB = 1LL << 30;
 
 protocol::Command Take(plane::Plane& p) {
-  auto r = p.Poll("n1", "i1");
+  auto r = plane::PlaneTestPeer(p).Poll("n1", "i1");
   EXPECT_TRUE(r.ok() && r->has_value());
   return r.ok() && r->has_value() ? **r : protocol::Command{};
 }
@@ -38,22 +39,22 @@ TEST(Reaper, R44_AReapThatEndedLeasesIsFollowedByTendAndSweep) {
   r.incarnation = "i1";
   r.vcpu = 1;
   r.memory = kGiB;
-  ASSERT_TRUE(p.Register(r).ok());
+  ASSERT_TRUE(plane::PlaneTestPeer(p).Register(r).ok());
   std::atomic<int> reaps{0};
   {
     Reaper reaper([&]() -> Result<int64_t> { return reaps++ == 0 ? 1 : 0; }, [] { return Status::Ok(); }, p.runner(),
                   log, ReapTiming{std::chrono::milliseconds(1), std::chrono::seconds(0)});
-    while (p.QueuedForTest("n1") == 0) std::this_thread::yield();
+    while (plane::PlaneTestPeer(p).Queued("n1") == 0) std::this_thread::yield();
     protocol::Command tend = Take(p);
     EXPECT_EQ(tend.kind, protocol::CommandKind::kTend);
     ASSERT_TRUE(p.ReceiveResult("n1", "i1", protocol::CommandResult{tend.id, true, "", false, "", {}}).ok());
-    while (p.QueuedForTest("n1") == 0) std::this_thread::yield();
+    while (plane::PlaneTestPeer(p).Queued("n1") == 0) std::this_thread::yield();
     protocol::Command sweep = Take(p);
     EXPECT_EQ(sweep.kind, protocol::CommandKind::kSweep);
     ASSERT_TRUE(p.ReceiveResult("n1", "i1", protocol::CommandResult{sweep.id, true, "", false, "", {}}).ok());
   }
   EXPECT_GE(reaps.load(), 1);
-  EXPECT_EQ(p.QueuedForTest("n1"), 0u);  // later reaps ended nothing: no more sweeps
+  EXPECT_EQ(plane::PlaneTestPeer(p).Queued("n1"), 0u);  // later reaps ended nothing: no more sweeps
 }
 
 // Issue 24 #2: nothing is reaped until every node had time to come back and
