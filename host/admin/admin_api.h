@@ -6,6 +6,11 @@
 // Final:    {"ok": true, "result": ...}
 //        or {"ok": false, "code": "...", "error": "..."}
 //
+// The commands and their typed arguments are command_registry.h; a request
+// is checked against its command before anything runs (an unknown or
+// mistyped argument is refused, never ignored), and each area's handlers are
+// commands_*.cpp.
+//
 // Codes: "invalid" (the request is malformed: fix the command line),
 // "refused" (the control plane said no on the merits), "not_found",
 // "no_node" (nothing can run the launch now), "unavailable" (the ledger or a
@@ -17,6 +22,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <stop_token>
 #include <string>
 
@@ -45,14 +51,23 @@ struct AdminDeps {
   Logger* log = nullptr;
 };
 
+// One command's handler (commands.h): the result as JSON text, or why not.
+struct Call;
+using Handler = std::function<Result<std::string>(const Call&)>;
+using Handlers = std::map<std::string, Handler, std::less<>>;
+
 class AdminApi {
  public:
+  // Throws std::logic_error naming a command the registry lists without a
+  // handler, or a handler for a command it does not list: the two are one
+  // set, checked at start.
   explicit AdminApi(AdminDeps deps);
   // The final line for one request line.
   std::string Handle(const std::string& request, const AdminSocket::Progress& progress, std::stop_token stop);
 
  private:
   AdminDeps d_;
+  Handlers handlers_;
 };
 
 }  // namespace nodeplane::admin
