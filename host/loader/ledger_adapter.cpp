@@ -122,6 +122,10 @@ Result<std::unique_ptr<LedgerAdapter>> LedgerAdapter::Create(std::shared_ptr<con
     vt->list_forge_jobs = nullptr;
     vt->unsettled_forge_jobs = nullptr;
   }
+  if (vt->campaign == nullptr || vt->resign == nullptr) {
+    vt->campaign = nullptr;  // leadership is both slots or none
+    vt->resign = nullptr;
+  }
   auto self = CreateInstance(*vt, host, config_json, validate_only, who);
   if (!self.ok()) return self.status();
   if (validate_only) return std::unique_ptr<LedgerAdapter>();
@@ -568,6 +572,35 @@ Result<std::vector<ports::ForgeJob>> LedgerAdapter::UnsettledForgeJobs(const std
   });
   if (!st.ok()) return st;
   return out;
+}
+
+Status LedgerAdapter::NoLeadership() const {
+  return ports::WithVerdict(
+      Status(Code::kRefused, who_ + ": this ledger plugin cannot elect a leader among replicas (campaign)"),
+      ports::Verdict::kUnsupported);
+}
+
+Result<ports::Leadership> LedgerAdapter::Campaign(const std::string& replica, const std::string& address,
+                                                  int64_t term_ns) {
+  if (vt_.campaign == nullptr) return NoLeadership();  // optional: appended with high availability
+  std::optional<ports::Leadership> out;
+  np_leadership_sink sink{sizeof(np_leadership_sink), &out, [](void* ctx, const np_leadership_v1* p) -> int32_t {
+                            np_leadership_v1 l = CopyRecord(p);
+                            *static_cast<std::optional<ports::Leadership>*>(ctx) = ports::Leadership{
+                                l.active != 0, l.generation, l.term_left_ns, TextOf(l.holder), TextOf(l.address)};
+                            return 0;
+                          }};
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.campaign(s, replica.c_str(), address.c_str(), term_ns, sink, e);
+  });
+  if (!st.ok()) return st;
+  if (!out) return Status::Internal(who_ + ": campaign put no leadership");
+  return *out;
+}
+
+Status LedgerAdapter::Resign() {
+  if (vt_.resign == nullptr) return NoLeadership();
+  return Call([&](void* s, np_error* e) { return vt_.resign(s, e); });
 }
 
 Result<ports::ComputeBarrier> LedgerAdapter::RequestComputeBarrier(const std::string& actor) {

@@ -54,6 +54,9 @@ class LedgerAdapter : public ports::Ledger {
   Result<std::vector<ports::ForgeJob>> ListForgeJobs(const std::string& tier, int64_t since_ns,
                                                      uint32_t limit) override;
   Result<std::vector<ports::ForgeJob>> UnsettledForgeJobs(const std::string& tier, uint32_t limit) override;
+  // LeaderElection
+  Result<ports::Leadership> Campaign(const std::string& replica, const std::string& address, int64_t term_ns) override;
+  Status Resign() override;
 
   // Registrar
   Result<int64_t> RegisterNode(const ports::NodeRegistration& reg) override;
@@ -118,6 +121,7 @@ class LedgerAdapter : public ports::Ledger {
   template <typename F>
   Status Call(F&& call);
   Status NoJournal() const;
+  Status NoLeadership() const;
 
   std::shared_ptr<const PluginLibrary> library_;
   std::string who_;

@@ -341,9 +341,31 @@ class JobJournal {
   virtual Result<std::vector<ForgeJob>> UnsettledForgeJobs(const std::string& tier, uint32_t limit) = 0;
 };
 
+// Who leads among replicas sharing the ledger (np_ledger_v1.h, campaign).
+struct Leadership {
+  bool active = false;       // the caller leads, and its writes are accepted
+  int64_t generation = 0;    // grows by one at every change of leader
+  int64_t term_left_ns = 0;  // the leader's term left, by the store's clock; 0 when ended
+  std::string holder;        // the leader's replica name, "" when nobody ever led
+  std::string address;       // the node wire address it advertises
+};
+
+// Every call is Refused (Verdict::kUnsupported) from a plugin built without
+// leadership. Once a campaign is won, every write is fenced on its
+// generation: after a takeover the old leader's writes are kFenced.
+class LeaderElection {
+ public:
+  virtual ~LeaderElection() = default;
+  // Takes an ended term, renews our own, or learns who leads.
+  virtual Result<Leadership> Campaign(const std::string& replica, const std::string& address, int64_t term_ns) = 0;
+  // Ends our term now (a clean stop); nothing when we do not lead.
+  virtual Status Resign() = 0;
+};
+
 // Everything the ledger plugin offers, in one object.
 class Ledger : public LeaseStore,
                public JobJournal,
+               public LeaderElection,
                public Registrar,
                public BarrierStore,
                public Enrollments,

@@ -79,6 +79,8 @@ Dialect PostgresDialect(const std::string& schema, const np_host_v1* host) {
   d.begin_write = "BEGIN ISOLATION LEVEL READ COMMITTED";
   d.write_lock = "SELECT pg_advisory_xact_lock(" + std::to_string(LockKey(schema)) + ")";
   d.begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+  // clock_timestamp(), not now(): the time of the statement, not of the transaction's start.
+  d.clock_ns = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000000 AS BIGINT)";
   d.on_connect = [host](soci::session& s) {
     auto* backend = static_cast<soci::postgresql_session_backend*>(s.get_backend());
     PQsetNoticeProcessor(backend->conn_, &LogNotice, const_cast<np_host_v1*>(host));

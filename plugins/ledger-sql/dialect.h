@@ -26,6 +26,9 @@ struct Dialect {
   // before its setup statements (PostgreSQL routes libpq's notices to the
   // host's log); empty when the engine needs nothing.
   std::function<void(soci::session&)> on_connect;
+  // The store's own clock, UTC nanoseconds, as a SQL expression: terms of
+  // leadership are measured by it so replicas need not agree on the time.
+  std::string clock_ns;
   // Housekeeping run on a session of its own after writes (checkpointer.h):
   // SQLite's "PRAGMA wal_checkpoint(PASSIVE)"; "" when the engine needs none.
   std::string checkpoint;

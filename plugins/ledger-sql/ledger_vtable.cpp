@@ -459,6 +459,16 @@ np_ledger_v1 MakeLedgerVtable(CreateFn create) {
       for (const ForgeJobRow& j : L(self).UnsettledForgeJobs(Str(tier), limit)) PutForgeJob(out, j);
     });
   };
+  v.campaign = [](void* self, const char* replica, const char* address, int64_t term_ns, np_leadership_sink out,
+                  np_error* err) {
+    return Guard(err, [&] {
+      const LeadershipRow r = L(self).Campaign(Str(replica), Str(address), term_ns);
+      np_leadership_v1 l{sizeof l, r.active ? 1u : 0u, r.generation, r.term_left_ns, r.holder.c_str(),
+                         r.address.c_str()};
+      Put(out, &l);
+    });
+  };
+  v.resign = [](void* self, np_error* err) { return Guard(err, [&] { L(self).Resign(); }); };
   return v;
 }
 

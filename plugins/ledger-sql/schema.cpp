@@ -214,6 +214,20 @@ CREATE INDEX forge_jobs_received_idx ON forge_jobs (received_at);
 CREATE INDEX forge_jobs_unsettled_idx ON forge_jobs (completed_at) WHERE completed_at <> 0 AND settled_at = 0
 )sql";
 
+// Who leads the ledger when several control planes share it (np_ledger_v1.h,
+// campaign): one row, its generation fencing every write of a leader.
+constexpr const char* kV7 = R"sql(
+CREATE TABLE leadership (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  generation BIGINT NOT NULL,
+  holder TEXT NOT NULL,
+  address TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  acquired_at BIGINT NOT NULL
+);
+INSERT INTO leadership (id, generation, holder, address, expires_at, acquired_at) VALUES (1, 0, '', '', 0, 0)
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -224,6 +238,7 @@ const std::vector<Migration>& Migrations() {
       {4, "serials in one spelling", kV4},
       {5, "jobs by request and by age", kV5},
       {6, "the job journal", kV6},
+      {7, "leadership", kV7},
   };
   return kMigrations;
 }

@@ -32,9 +32,16 @@
 //       load one commit, so one fdatasync, serves many writes, and the order
 //       and isolation of L1 are unchanged. A transaction that rolls back
 //       drops the fleet copy (L6), which may have been read inside it.
+//   L9. Leadership (sql_ledger_leadership.cpp): once this instance has won
+//       a campaign, every Write() first reads the leadership row inside its
+//       transaction and refuses (NP_FENCED) when the generation is no longer
+//       the one it won. A takeover is itself a write, serialized with ours
+//       (L1), so a write either commits before the takeover or sees it.
+//       Terms are measured by the store's clock (Dialect::clock_ns).
 // Thread-safe: every public method may be called concurrently.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -147,6 +154,12 @@ struct BarrierObservation {
   bool empty = false;
 };
 
+struct LeadershipRow {
+  bool active = false;
+  long long generation = 0, term_left_ns = 0;
+  std::string holder, address;
+};
+
 struct Quiescence {
   bool sealed = true;
   int64_t generation = 0;
@@ -246,6 +259,10 @@ class SqlLedger {
   std::vector<ForgeJobRow> ListForgeJobs(const std::string& tier, int64_t since_ns, uint32_t limit);
   std::vector<ForgeJobRow> UnsettledForgeJobs(const std::string& tier, uint32_t limit);
 
+  // Leadership (L9)
+  LeadershipRow Campaign(const std::string& replica, const std::string& address, int64_t term_ns);
+  void Resign();
+
  private:
   class ReadLease;  // a reader session checked out of the pool
 
@@ -256,6 +273,8 @@ class SqlLedger {
   template <typename F>
   auto Read(F&& body);
 
+  // Refuses a write of a leader whose generation has passed (L9).
+  void CheckLeadership(soci::session& s) const;
   // Helpers that run inside a transaction on session `s`.
   LeaseRow LoadFenced(soci::session& s, const std::string& id, int64_t epoch);
   void CheckPlacement(soci::session& s, const Catalog& cat, const LeaseRow& lease, const std::string& node);
@@ -279,6 +298,8 @@ class SqlLedger {
   std::condition_variable readers_cv_;
   std::vector<std::unique_ptr<soci::session>> idle_readers_;
   std::unique_ptr<Checkpointer> checkpointer_;  // null when the dialect has no housekeeping (L7)
+  std::atomic<int64_t> led_generation_{0};      // the generation this instance won; 0: not a leader (L9)
+  std::string led_by_;                          // the replica name it won as; guarded by write_mu_
   std::unique_ptr<GroupCommit> writes_;         // every Write() (L8); last, so it goes first
 };
 

@@ -87,10 +87,16 @@ template <typename F>
 auto SqlLedger::Write(F&& body) {
   using R = std::invoke_result_t<F&, soci::session&>;
   if constexpr (std::is_void_v<R>) {
-    writes_->Run([&](soci::session& s) { body(s); });
+    writes_->Run([&](soci::session& s) {
+      CheckLeadership(s);
+      body(s);
+    });
   } else {
     std::optional<R> result;
-    writes_->Run([&](soci::session& s) { result.emplace(body(s)); });
+    writes_->Run([&](soci::session& s) {
+      CheckLeadership(s);
+      result.emplace(body(s));
+    });
     return std::move(*result);
   }
 }

@@ -34,6 +34,8 @@ Dialect SqliteDialect() {
   d.soci_backend = "sqlite3";
   d.begin_write = "BEGIN IMMEDIATE";
   d.begin_read = "BEGIN";
+  // julianday() counts days from noon, 24 November 4714 BC; 2440587.5 is the Unix epoch.
+  d.clock_ns = "CAST((julianday('now') - 2440587.5) * 86400000000000.0 AS INTEGER)";
   // Checkpoints run beside the writer (checkpointer.h); the writer's own,
   // inside a commit, is only the fallback should those fall far behind.
   d.writer_setup = {"PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL",

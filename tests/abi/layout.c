@@ -251,6 +251,17 @@ int main(void) {
   OFF(np_forge_job_sink, struct_size);
   OFF(np_forge_job_sink, ctx);
   OFF(np_forge_job_sink, put);
+  SIZE(np_leadership_v1);
+  OFF(np_leadership_v1, struct_size);
+  OFF(np_leadership_v1, active);
+  OFF(np_leadership_v1, generation);
+  OFF(np_leadership_v1, term_left_ns);
+  OFF(np_leadership_v1, holder);
+  OFF(np_leadership_v1, address);
+  SIZE(np_leadership_sink);
+  OFF(np_leadership_sink, struct_size);
+  OFF(np_leadership_sink, ctx);
+  OFF(np_leadership_sink, put);
   SIZE(np_ledger_v1);
   OFF(np_ledger_v1, struct_size);
   OFF(np_ledger_v1, create);
@@ -311,6 +322,8 @@ int main(void) {
   OFF(np_ledger_v1, record_forge_job);
   OFF(np_ledger_v1, list_forge_jobs);
   OFF(np_ledger_v1, unsettled_forge_jobs);
+  OFF(np_ledger_v1, campaign);
+  OFF(np_ledger_v1, resign);
   SIZE(np_jit_set_v1);
   OFF(np_jit_set_v1, struct_size);
   OFF(np_jit_set_v1, id);

@@ -375,6 +375,23 @@ typedef struct np_forge_job_sink {
   int32_t (*put)(void* ctx, const np_forge_job_v1* job);
 } np_forge_job_sink;
 
+/* Who leads the ledger (campaign, below). */
+typedef struct np_leadership_v1 {
+  uint32_t struct_size;
+  uint32_t active;        /* 1: the calling instance leads, and its writes are accepted */
+  int64_t generation;     /* the leadership's generation; grows by one at every change of leader */
+  int64_t term_left_ns;   /* how long the leader's term runs from now, by the store's clock; 0 when
+                             it has ended (anyone may take it) */
+  const char* holder;     /* the leader's replica name, "" when nobody has ever led */
+  const char* address;    /* the node wire address the leader advertises */
+} np_leadership_v1;
+
+typedef struct np_leadership_sink {
+  uint32_t struct_size;
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_leadership_v1* leadership);
+} np_leadership_sink;
+
 /* ---- The vtable --------------------------------------------------------- *
  * Every function takes the instance from create first and the host's
  * np_error last, and returns NP_OK or an error code. Unless a slot says
@@ -622,6 +639,39 @@ typedef struct np_ledger_v1 {
    * the completions the host still owes the fleet. */
   np_code (*unsettled_forge_jobs)(void* self, const char* tier, uint32_t limit, np_forge_job_sink out,
                                   np_error* err);
+
+  /* ---- Appended with high availability: OPTIONAL, both or none ---- *
+   * Several control planes (replicas) share one ledger; one leads. A leader
+   * holds a TERM, renewed by campaigning again before it ends, and a
+   * GENERATION, which grows by one each time the leadership changes hands.
+   * Once an instance has won, EVERY write it makes is fenced on its
+   * generation: after another replica has taken over, the old leader's
+   * writes (campaign's renewal included) fail with NP_FENCED and change
+   * nothing, so a paused or partitioned leader that wakes up cannot undo its
+   * successor's work. An instance that never campaigned is not fenced (one
+   * replica, as before).
+   *
+   * Terms are measured by the STORE's clock (the one exception to "now is
+   * host->wall_clock_ns()"), so replicas need not agree on the time. A
+   * leader must stop acting before its term ends by its own clock: it
+   * counts the term from before it called campaign. Thread: any pool
+   * thread, like every other slot; calls on one instance are serialized by
+   * the host. */
+
+  /* Takes the leadership for `replica` (advertising `address`) when nobody
+   * holds it or the holder's term has ended; renews it when this instance
+   * already leads (a new term of `term_ns` from now, same generation);
+   * otherwise changes nothing. Puts the leadership as it stands afterwards
+   * (active = 1 when this instance leads). An instance whose leadership was
+   * taken by another puts active = 0 and stays fenced on the generation it
+   * lost: none of its writes lands until it wins again.
+   * term_ns > 0, replica not "" (NP_INVALID). */
+  np_code (*campaign)(void* self, const char* replica, const char* address, int64_t term_ns,
+                      np_leadership_sink out, np_error* err);
+  /* Ends this instance's term now, so a standby need not wait it out (a
+   * clean stop); its writes are accepted until another replica takes over.
+   * NP_OK, changing nothing, when it does not lead. */
+  np_code (*resign)(void* self, np_error* err);
 } np_ledger_v1;
 
 #ifdef __cplusplus
