@@ -27,6 +27,8 @@ std::string Fail(const Status& s) {
 
 }  // namespace
 
+std::string AdminApi::Refusal(const Status& s) { return Fail(s); }
+
 AdminApi::AdminApi(AdminDeps deps) : d_(std::move(deps)) {
   if (!d_.now_ns) d_.now_ns = WallNowNs;
   AddCaCommands(handlers_);

@@ -64,6 +64,9 @@ class AdminApi {
   explicit AdminApi(AdminDeps deps);
   // The final line for one request line.
   std::string Handle(const std::string& request, const AdminSocket::Progress& progress, std::stop_token stop);
+  // The answer to a request refused with `s`, as Handle writes it: for a
+  // socket that answers before the API exists (a standby replica).
+  static std::string Refusal(const Status& s);
 
  private:
   AdminDeps d_;

@@ -53,4 +53,6 @@ std::string Config::AdminSocketPath() const {
   return state_dir + "/" + admin.socket;
 }
 
+std::string Config::CaDir() const { return wire.tls && !wire.tls->ca_dir.empty() ? wire.tls->ca_dir : state_dir; }
+
 }  // namespace nodeplane::config

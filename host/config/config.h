@@ -33,6 +33,9 @@ struct TlsConfig {
   // Or an operator-provided certificate and key (both or neither).
   std::string cert_file;
   std::string key_file;
+  // Where the deployment CA's files live; "" : state_dir. Replicas of one
+  // deployment ([ha]) share one (docs/operations.md, "High availability").
+  std::string ca_dir;
 };
 
 struct WireConfig {
@@ -152,6 +155,14 @@ struct PluginInstance {
   bool Provides(Interface i) const;
 };
 
+// [ha]: several replicas of nodeplaned on one shared ledger, one active at a
+// time (docs/operations.md, "High availability").
+struct HaConfig {
+  std::string replica;    // this replica's name; "" : the host name
+  std::string advertise;  // host:port where nodes reach this replica's node wire
+  Nanos term = std::chrono::seconds(15);  // a leadership not renewed for this long ends
+};
+
 struct Config {
   std::string file;
   std::string deployment;
@@ -163,6 +174,7 @@ struct Config {
   std::optional<BootstrapConfig> bootstrap;
   MetricsConfig metrics;
   AdminConfig admin;
+  std::optional<HaConfig> ha;  // absent: one replica
   LeaseConfig leases;
   LimitsConfig limits;
   std::vector<SiteConfig> sites;
@@ -175,6 +187,8 @@ struct Config {
   const PluginInstance& LedgerPlugin() const;
   // The admin socket's path with state_dir applied.
   std::string AdminSocketPath() const;
+  // wire.tls.ca_dir, or state_dir when unset.
+  std::string CaDir() const;
 };
 
 }  // namespace nodeplane::config

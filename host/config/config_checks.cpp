@@ -214,6 +214,29 @@ void CheckTiers(const Config& cfg, const ConfigSources& src, Diagnostics& diag) 
   }
 }
 
+// [ha]: replicas share one ledger that several processes can open, nodes
+// reach each replica at the address it advertises, and a leadership term
+// outlasts a poll of the database.
+void CheckHa(const Config& cfg, const ConfigSources& src, Diagnostics& diag) {
+  if (!cfg.ha) return;
+  if (src.ha_advertise.present) {
+    Result<ListenAddress> at = ParseListenAddress(cfg.ha->advertise);
+    if (!at.ok()) {
+      diag.Add(src.ha_advertise.where, src.ha_advertise.key, at.status().message());
+    } else if (IsWildcardHost(at->host) || at->port == 0) {
+      diag.Add(src.ha_advertise.where, src.ha_advertise.key,
+               "\"" + cfg.ha->advertise + "\" is where nodes are sent to reach this replica; name a host and port");
+    }
+  }
+  for (const PluginInstance& p : cfg.plugins) {
+    if (p.Provides(Interface::kLedger) && p.library.find("sqlite") != std::string::npos) {
+      diag.Add(src.ha, "ha",
+               "plugin instance \"" + p.name + "\" keeps the ledger in SQLite, which one process opens; "
+               "replicas need a shared ledger (ledger-postgres), or remove [ha]");
+    }
+  }
+}
+
 }  // namespace
 
 void CrossCheck(const Config& cfg, const ConfigSources& sources, Diagnostics& diag) {
@@ -222,6 +245,7 @@ void CrossCheck(const Config& cfg, const ConfigSources& sources, Diagnostics& di
   CheckPlugins(cfg, sources, diag);
   CheckTargets(cfg, sources, diag);
   CheckTiers(cfg, sources, diag);
+  CheckHa(cfg, sources, diag);
 }
 
 }  // namespace nodeplane::config

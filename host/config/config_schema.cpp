@@ -43,6 +43,7 @@ class SchemaReader {
     if (const toml::table* t = r.SubTable("bootstrap")) ReadBootstrap(*t);
     if (const toml::table* t = r.SubTable("metrics")) ReadMetrics(*t);
     if (const toml::table* t = r.SubTable("admin")) ReadAdmin(*t);
+    if (const toml::table* t = r.SubTable("ha")) ReadHa(*t);
     if (const toml::table* t = r.SubTable("leases")) ReadLeases(*t);
     if (const toml::table* t = r.SubTable("limits")) ReadLimits(*t);
     ForEachNamed(r, "sites", diag_, [&](const std::string& n, TableReader& t) { ReadSite(n, t); });
@@ -89,6 +90,13 @@ class SchemaReader {
         }
         c.server_names = *names;
       }
+      if (auto v = tr.String("ca_dir"); v.present) {
+        if (v.value.empty() || v.value.front() != '/') {
+          diag_.Add(v.where, v.key, "must be an absolute path, got \"" + v.value + "\"");
+        } else {
+          c.ca_dir = v.value;
+        }
+      }
       const bool own_cert = ReadCertificate(tr, c.cert_file, c.key_file);
       if (own_cert && !c.server_names.empty()) {
         diag_.Add(tr.where(), tr.KeyPath("server_names"),
@@ -114,6 +122,23 @@ class SchemaReader {
                 "cert_file and key_file go together; give both or neither");
     }
     return cert.present;
+  }
+
+  void ReadHa(const toml::table& t) {
+    TableReader r(t, "ha", diag_);
+    HaConfig h;
+    if (auto v = r.Name("replica"); v.present) h.replica = v.value;
+    if (auto v = r.String("advertise", true); v.present) {
+      src_.ha_advertise = v;
+      h.advertise = v.value;
+    }
+    r.Duration("term", h.term);
+    if (h.term < std::chrono::seconds(1) || h.term > std::chrono::minutes(10)) {
+      diag_.Add(r.where(), r.KeyPath("term"), "must be between 1s and 10m, got " + FormatDuration(h.term));
+    }
+    src_.ha = r.where();
+    r.Finish();
+    cfg_.ha = std::move(h);
   }
 
   void ReadBootstrap(const toml::table& t) {

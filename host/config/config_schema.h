@@ -12,8 +12,8 @@ namespace nodeplane::config {
 
 // Where the values the cross-checks point at were written.
 struct ConfigSources {
-  SourceLocation root, tls, bootstrap, leases, metrics, metrics_tls;
-  Located<std::string> wire_listen, bootstrap_listen, metrics_listen;
+  SourceLocation root, tls, bootstrap, leases, metrics, metrics_tls, ha;
+  Located<std::string> wire_listen, bootstrap_listen, metrics_listen, ha_advertise;
   std::map<std::string, SourceLocation> tier;  // by tier label
   std::map<std::string, Located<std::string>> tier_site, tier_target, tier_scale_set;  // by tier label
   std::map<std::string, Located<std::string>> target_jit, target_jobs;                 // by target name

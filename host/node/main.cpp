@@ -1,7 +1,7 @@
 // nodeplane-node: the reference node.
 //
 //   nodeplane-node enroll --bootstrap HOST:PORT --ca-fingerprint FP --join-token TOKEN --name NAME --state-dir DIR
-//   nodeplane-node run --server HOST:PORT --name NAME --state-dir DIR [--tls] [--server-name NAME]
+//   nodeplane-node run --server HOST:PORT[,HOST:PORT...] --name NAME --state-dir DIR [--tls] [--server-name NAME]
 //                      [--deployment NAME] [--vcpu N] [--memory SIZE] [--site SITE]
 //
 // Exit codes: 0 stopped (after SIGTERM, drained); 1 refused for good (a
@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -25,7 +26,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: nodeplane-node enroll --bootstrap HOST:PORT --ca-fingerprint FP --join-token TOKEN --name NAME "
     "--state-dir DIR\n"
-    "       nodeplane-node run --server HOST:PORT --name NAME --state-dir DIR [--tls] [--server-name NAME]\n"
+    "       nodeplane-node run --server HOST:PORT[,HOST:PORT...] --name NAME --state-dir DIR [--tls]\n"
+    "                          [--server-name NAME]\n"
     "                          [--deployment NAME] [--vcpu N] [--memory SIZE] [--site SITE]\n";
 
 int Usage(const std::string& why) {
@@ -94,12 +96,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd != "run") return Usage("unknown command \"" + cmd + "\"");
-  auto at = nodeplane::config::ParseListenAddress(flag("--server"));
-  if (!at.ok()) return Usage("--server: " + at.status().message());
   nodeplane::node::NodeOptions o;
+  // --server HOST:PORT[,HOST:PORT...]: the control plane's replicas.
+  const std::string servers = flag("--server");
+  for (size_t start = 0; start <= servers.size();) {
+    const size_t comma = std::min(servers.find(',', start), servers.size());
+    auto at = nodeplane::config::ParseListenAddress(servers.substr(start, comma - start));
+    if (!at.ok()) return Usage("--server: " + at.status().message());
+    o.servers.push_back({at->host, at->port});
+    start = comma + 1;
+  }
   o.name = flag("--name");
-  o.server_host = at->host;
-  o.server_port = at->port;
   o.tls = !flag("--tls").empty();
   o.server_name = flag("--server-name");
   o.state_dir = flag("--state-dir");

@@ -64,9 +64,11 @@ std::string NodeAgent::StateFile(const char* name) const {
 
 wire::ClientOptions NodeAgent::ClientFor() const {
   wire::ClientOptions c;
-  c.host = o_.server_host;
-  c.port = o_.server_port;
-  c.timeout = std::chrono::seconds(120);  // longer than any poll window
+  const ServerAddress at = Server();  // Call aims each request at the current replica
+  c.host = at.host;
+  c.port = at.port;
+  c.timeout = std::chrono::seconds(120);  // longer than any poll window, until the plane says its own
+  c.connect_timeout = std::chrono::seconds(5);
   if (o_.tls) {
     c.tls = wire::ClientTls{StateFile("ca.crt"), o_.server_name, StateFile("node.crt"),
                             StateFile("node.key"), true};
@@ -74,9 +76,54 @@ wire::ClientOptions NodeAgent::ClientFor() const {
   return c;
 }
 
+ServerAddress NodeAgent::Server() const {
+  std::lock_guard lock(servers_mu_);
+  return o_.servers[server_];
+}
+
+void NodeAgent::FailOver(const ServerAddress& from, const std::string& active_hint) {
+  std::lock_guard lock(servers_mu_);
+  if (!(o_.servers[server_] == from)) return;  // the other thread moved already
+  size_t next = (server_ + 1) % o_.servers.size();
+  if (!active_hint.empty()) {
+    // The standby named the active replica: go there, even when it is not in
+    // our list (its certificate is checked like any other).
+    const size_t colon = active_hint.rfind(':');
+    ServerAddress named{active_hint.substr(0, colon), 0};
+    try {
+      named.port = static_cast<uint16_t>(std::stoul(active_hint.substr(colon + 1)));
+    } catch (const std::exception&) {
+      named.port = 0;
+    }
+    if (colon != std::string::npos && named.port != 0) {
+      auto it = std::find(o_.servers.begin(), o_.servers.end(), named);
+      if (it == o_.servers.end()) it = o_.servers.insert(o_.servers.end(), named);
+      next = static_cast<size_t>(it - o_.servers.begin());
+    }
+  }
+  if (next == server_) return;
+  server_ = next;
+  log_.Info("node.server_changed", {{"from", from.host + ":" + std::to_string(from.port)},
+                                    {"to", o_.servers[next].host + ":" + std::to_string(o_.servers[next].port)},
+                                    {"why", active_hint.empty() ? "unreachable" : "standby"}});
+}
+
 Result<wire::ClientResponse> NodeAgent::Call(wire::HttpClient& c, const std::string& method, const std::string& path,
                                              const std::string& body) {
-  return c.Do(method, path, body, {{"Nodeplane-Incarnation", incarnation_}});
+  const ServerAddress at = Server();
+  c.Aim(at.host, at.port);
+  // Longer than the plane's poll window, so a parked poll is never cut
+  // short, and short enough that a paused replica is left within one more.
+  if (const int64_t poll = poll_seconds_.load(); poll > 0) c.SetTimeout(std::chrono::seconds(poll + 15));
+  auto r = c.Do(method, path, body, {{"Nodeplane-Incarnation", incarnation_}});
+  if (!r.ok()) {
+    FailOver(at, "");
+  } else if (r->status == 503 && protocol::ErrorCodeOf(r->body) == "unavailable") {
+    // A standby names the active replica; an active one in an outage names
+    // none, and the node stays.
+    if (auto e = protocol::Decode<protocol::ErrorReply>(r->body); e.ok() && !e->active.empty()) FailOver(at, e->active);
+  }
+  return r;
 }
 
 Status NodeAgent::Register(wire::HttpClient& c) {
@@ -103,6 +150,7 @@ Status NodeAgent::Register(wire::HttpClient& c) {
   auto reply = protocol::Decode<protocol::RegisterResponse>(r->body);
   if (!reply.ok()) return reply.status();
   ttl_seconds_ = reply->lease_ttl_seconds > 0 ? reply->lease_ttl_seconds : 90;
+  poll_seconds_ = reply->poll_seconds;
   registered_ = true;
   log_.Info("node.registered", {{"node", o_.name}, {"version", reply->version}, {"instances", q.instances.size()},
                                 {"lease_ttl_seconds", reply->lease_ttl_seconds}});

@@ -17,6 +17,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "common/log.h"
 #include "node/process_provider.h"
@@ -25,10 +26,17 @@
 
 namespace nodeplane::node {
 
+struct ServerAddress {
+  std::string host;
+  uint16_t port = 0;
+  bool operator==(const ServerAddress&) const = default;
+};
+
 struct NodeOptions {
   std::string name;
-  std::string server_host;
-  uint16_t server_port = 0;
+  // The control plane's replicas, tried in turn: a transport failure moves
+  // on to the next, and a standby's answer to the active one it names.
+  std::vector<ServerAddress> servers;
   bool tls = false;          // certificate files in state_dir: node.crt, node.key, ca.crt
   std::string server_name;   // the name the server's certificate must carry; "" : server_host
   std::string state_dir;
@@ -63,6 +71,9 @@ class NodeAgent {
   std::string StateFile(const char* name) const;  // a file of the state directory, "" when unreadable
   Result<wire::ClientResponse> Call(wire::HttpClient& c, const std::string& method, const std::string& path,
                                     const std::string& body = "");
+  // The replica this agent talks to now, and the move after `from` failed.
+  ServerAddress Server() const;
+  void FailOver(const ServerAddress& from, const std::string& active_hint);
   Status Register(wire::HttpClient& c);
   void Execute(wire::HttpClient& c, const protocol::Command& cmd);
   protocol::CommandResult Launch(wire::HttpClient& c, const protocol::Command& cmd);
@@ -85,7 +96,10 @@ class NodeAgent {
   // asks again until the ledger answers, so no lease is held for compute
   // that is gone.
   std::map<std::string, std::pair<bool, std::string>> unreleased_;
+  mutable std::mutex servers_mu_;
+  size_t server_ = 0;  // index into o_.servers, under servers_mu_
   std::atomic<int64_t> ttl_seconds_{90};
+  std::atomic<int64_t> poll_seconds_{0};  // the plane's poll window, once registered
   std::atomic<bool> registered_{false};
   std::atomic<bool> withdrawn_{false};
   std::atomic<bool> superseded_{false};

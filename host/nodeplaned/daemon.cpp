@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -42,17 +43,18 @@ Status Because(const std::string& what, const Status& s) { return Status(s.code(
 
 }  // namespace
 
-Daemon::Daemon(config::Config cfg, Logger& log)
+Daemon::Daemon(config::Config cfg, Logger& log, OnDemoted on_demoted)
     : cfg_(std::move(cfg)),
       log_(log),
       host_(log_, cfg_.state_dir),
-      history_(static_cast<size_t>(std::chrono::hours(1) / cfg_.metrics.sample_interval)) {}
+      history_(static_cast<size_t>(std::chrono::hours(1) / cfg_.metrics.sample_interval)),
+      on_demoted_(on_demoted ? std::move(on_demoted) : [](const std::string&) { std::_Exit(kExitDemoted); }) {}
 
 Daemon::~Daemon() { Stop(); }
 
-Result<std::unique_ptr<Daemon>> Daemon::Start(const config::Config& cfg, Logger& log) {
+Result<std::unique_ptr<Daemon>> Daemon::Start(const config::Config& cfg, Logger& log, OnDemoted on_demoted) {
   if (Status s = PrepareStateDir(cfg.state_dir); !s.ok()) return s;
-  std::unique_ptr<Daemon> d(new Daemon(cfg, log));
+  std::unique_ptr<Daemon> d(new Daemon(cfg, log, std::move(on_demoted)));
   if (Status s = d->Open(); !s.ok()) return s;  // the destructor stops what started
   return d;
 }
@@ -61,6 +63,52 @@ Status Daemon::Open() {
   auto plugins = loader::OpenPlugins(cfg_, host_.c(), log_);
   if (!plugins.ok()) return plugins.status();
   plugins_ = std::move(*plugins);
+  if (cfg_.wire.tls) {
+    auto prepared = PrepareWireTls(cfg_, host_.c()->wall_clock_ns(host_.c()->ctx));
+    if (!prepared.ok()) return Because("the wire's TLS", prepared.status());
+    tls_ = std::move(*prepared);
+  }
+  if (!cfg_.ha) {
+    if (Status s = Activate(std::nullopt); !s.ok()) return s;
+    wire_front_ = std::make_unique<wire::HandlerSwitch>(*routes_);
+    if (Status s = StartWire(); !s.ok()) return s;
+    return StartAdmin();
+  }
+  // A replica starts as a standby: its wire says who is active, its admin
+  // socket refuses, and it campaigns (leadership_loop.h). Resign() is the
+  // probe for a ledger that can elect: it changes nothing for an instance
+  // that never led.
+  if (Status s = plugins_.ledger->Resign(); !s.ok()) return Because("[ha] needs a ledger that elects a leader", s);
+  const std::string replica = cfg_.ha->replica.empty() ? HostName() : cfg_.ha->replica;
+  standby_routes_ = std::make_unique<wire::StandbyWire>(cfg_.deployment, replica);
+  wire_front_ = std::make_unique<wire::HandlerSwitch>(*standby_routes_);
+  if (Status s = StartWire(); !s.ok()) return s;
+  if (Status s = StartAdmin(); !s.ok()) return s;
+  LeadershipOptions l;
+  l.replica = replica;
+  l.address = cfg_.ha->advertise;
+  l.term = cfg_.ha->term;
+  l.on_standby = [this](const ports::Leadership& who) {
+    standby_routes_->Set({who.holder, who.address, who.generation});
+  };
+  l.on_elected = [this, replica](const ports::Leadership& won) {
+    // Off the campaign's thread, which must go on renewing meanwhile.
+    activator_ = std::jthread([this, replica, won] {
+      Status s = Activate(wire::ActiveReplica{replica, cfg_.ha->advertise, won.generation});
+      if (!s.ok()) return on_demoted_("taking over failed: " + s.message());
+      wire_front_->Use(*routes_);
+      log_.Info("ha.active", {{"replica", replica}, {"generation", won.generation}});
+    });
+  };
+  l.on_demoted = on_demoted_;
+  leadership_ = std::make_unique<LeadershipLoop>(*plugins_.ledger, std::move(l), log_);
+  return Status::Ok();
+}
+
+// Everything that acts: the Plane and its threads, the reaper, the job
+// intake, the node wire's routes, the bootstrap listener and the admin API.
+// A replica of [ha] runs it once it leads, as after a restart.
+Status Daemon::Activate(std::optional<wire::ActiveReplica> leading) {
   loader::LedgerAdapter& ledger = *plugins_.ledger;
   if (Status s = ledger.SetCatalog(CatalogFromConfig(cfg_)); !s.ok()) return Because("the ledger refused the catalogue", s);
   // A plane that has just started trusts no node until it registers again.
@@ -100,11 +148,6 @@ Status Daemon::Open() {
                                      [&ledger] { return ledger.AdmissionGeneration().status(); }, plane_->runner(), log_,
                                      ReapTiming{cfg_.leases.reap_interval, cfg_.leases.ttl + cfg_.wire.poll_window});
 
-  if (cfg_.wire.tls) {
-    auto prepared = PrepareWireTls(cfg_, host_.c()->wall_clock_ns(host_.c()->ctx));
-    if (!prepared.ok()) return Because("the wire's TLS", prepared.status());
-    tls_ = std::move(*prepared);
-  }
   wire::NodeWireOptions w;
   w.deployment = cfg_.deployment;
   w.log = &log_;
@@ -116,6 +159,7 @@ Status Daemon::Open() {
   w.cache_policy = plugins_.cache_policy.get();
   w.jit_sources = plugins_.jit_by_target;
   w.lease_events = &lease_events_;
+  w.ha = std::move(leading);
   std::vector<jobs::ScaleSetTier> scale_sets;
   for (const config::TierConfig& t : cfg_.tiers) {
     w.tiers[t.label] = wire::TierTarget{t.target, t.runner_group, t.labels, !t.scale_set.empty()};
@@ -142,17 +186,6 @@ Status Daemon::Open() {
     };
   }
   routes_ = std::make_unique<wire::NodeWire>(std::move(w));
-
-  auto listen = config::ParseListenAddress(cfg_.wire.listen);
-  wire::ListenerOptions opts;
-  opts.name = "wire";
-  opts.host = listen->host;
-  opts.port = listen->port;
-  opts.max_connections = cfg_.wire.max_connections;
-  opts.header_timeout = cfg_.wire.header_timeout;
-  if (tls_) opts.tls = tls_->tls;
-  wire_ = std::make_unique<wire::HttpServer>(opts, *routes_, log_);
-  if (Status s = wire_->Start(); !s.ok()) return s;
 
   // Machines without a certificate enroll on a listener of their own, with
   // its own connection budget (R04); validation guarantees TLS is configured.
@@ -190,21 +223,21 @@ Status Daemon::Open() {
   a.lease_events = &lease_events_;
   a.log = &log_;
   admin_api_ = std::make_unique<admin::AdminApi>(std::move(a));
-  admin::SocketOptions so;
-  so.path = cfg_.AdminSocketPath();
-  so.mode = cfg_.admin.mode;
-  so.owner = cfg_.admin.owner;
-  so.group = cfg_.admin.group;
-  admin_ = std::make_unique<admin::AdminSocket>(
-      so,
-      [this](const std::string& request, const admin::AdminSocket::Progress& progress, std::stop_token stop) {
-        return admin_api_->Handle(request, progress, stop);
-      },
-      log_);
-  if (Status s = admin_->Start(); !s.ok()) return s;
+  admin_ready_.store(admin_api_.get());
+  return OpenMetrics();
+}
 
-  if (Status s = OpenMetrics(); !s.ok()) return s;
-
+Status Daemon::StartWire() {
+  auto listen = config::ParseListenAddress(cfg_.wire.listen);
+  wire::ListenerOptions opts;
+  opts.name = "wire";
+  opts.host = listen->host;
+  opts.port = listen->port;
+  opts.max_connections = cfg_.wire.max_connections;
+  opts.header_timeout = cfg_.wire.header_timeout;
+  if (tls_) opts.tls = tls_->tls;
+  wire_ = std::make_unique<wire::HttpServer>(opts, *wire_front_, log_);
+  if (Status s = wire_->Start(); !s.ok()) return s;
   log_.Info("host.started", {{"deployment", cfg_.deployment},
                              {"version", NODEPLANE_VERSION},
                              {"state_dir", cfg_.state_dir},
@@ -214,6 +247,24 @@ Status Daemon::Open() {
   log_.Info("host.healthy", {{"url", std::string(cfg_.wire.tls ? "https://" : "http://") + listen->host + ":" +
                                          std::to_string(wire_->port()) + "/healthz"}});
   return Status::Ok();
+}
+
+// The admin socket answers from the start; until the API exists (a standby)
+// every request is refused naming the active replica.
+Status Daemon::StartAdmin() {
+  admin::SocketOptions so;
+  so.path = cfg_.AdminSocketPath();
+  so.mode = cfg_.admin.mode;
+  so.owner = cfg_.admin.owner;
+  so.group = cfg_.admin.group;
+  admin_ = std::make_unique<admin::AdminSocket>(
+      so,
+      [this](const std::string& request, const admin::AdminSocket::Progress& progress, std::stop_token stop) {
+        if (admin::AdminApi* api = admin_ready_.load()) return api->Handle(request, progress, stop);
+        return admin::AdminApi::Refusal(Status::Unavailable(standby_routes_->Refusal() + "; ask that replica"));
+      },
+      log_);
+  return admin_->Start();
 }
 
 Status Daemon::OpenMetrics() {
@@ -263,6 +314,10 @@ Status Daemon::OpenMetrics() {
 }
 
 void Daemon::Stop() {
+  // A replica stops campaigning first and waits for a takeover in progress,
+  // so nothing below races an activation.
+  if (leadership_) leadership_->StopCampaigning();
+  if (activator_.joinable()) activator_.join();
   // Every wait on a node ends first, so nothing below waits out a command
   // timeout: the barrier's and the watch's loops are told to stop, and the
   // plane answers every dispatch still waiting (a taken launch is custody).
@@ -283,6 +338,8 @@ void Daemon::Stop() {
   reaper_.reset();
   if (watch_.joinable()) watch_.join();
   if (barrier_.joinable()) barrier_.join();
+  // Nothing acts any more: a leader hands over at once.
+  if (leadership_) leadership_->Resign();
 }
 
 }  // namespace nodeplane

@@ -7,6 +7,8 @@
 // waits for a signal, so tests run the same assembly in process.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -21,20 +23,28 @@
 #include "loader/plugin_set.h"
 #include "observe/history.h"
 #include "observe/observe_handler.h"
+#include "nodeplaned/leadership_loop.h"
 #include "nodeplaned/reaper.h"
 #include "nodeplaned/tls_setup.h"
 #include "plane/plane.h"
 #include "wire/bootstrap_wire.h"
 #include "wire/http_server.h"
 #include "wire/node_wire.h"
+#include "wire/standby_wire.h"
 
 namespace nodeplane {
 
 class Daemon {
  public:
+  // What a replica of [ha] does when it loses the leadership
+  // (leadership_loop.h H3): the process exits with kExitDemoted.
+  using OnDemoted = std::function<void(const std::string& why)>;
+  static constexpr int kExitDemoted = 75;  // EX_TEMPFAIL: the supervisor starts it again
+
   // `log` is borrowed and must outlive the Daemon. An error says what could
-  // not start and why; nothing is left running.
-  static Result<std::unique_ptr<Daemon>> Start(const config::Config& cfg, Logger& log);
+  // not start and why; nothing is left running. `on_demoted` replaces the
+  // exit (tests).
+  static Result<std::unique_ptr<Daemon>> Start(const config::Config& cfg, Logger& log, OnDemoted on_demoted = {});
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -48,6 +58,8 @@ class Daemon {
   plane::Plane& plane() { return *plane_; }
   ports::Ledger& ledger() { return *plugins_.ledger; }
   const loader::PluginSet& plugins() const { return plugins_; }
+  // False on a standby replica, until it takes over.
+  bool active() const { return admin_ready_.load() != nullptr; }
   // Null without [wire.tls].
   const pki::Authority* authority() const { return tls_ ? &tls_->authority : nullptr; }
   uint16_t wire_port() const { return wire_->port(); }
@@ -62,8 +74,11 @@ class Daemon {
   std::string Overview();
 
  private:
-  Daemon(config::Config cfg, Logger& log);
+  Daemon(config::Config cfg, Logger& log, OnDemoted on_demoted);
   Status Open();
+  Status Activate(std::optional<wire::ActiveReplica> leading);
+  Status StartWire();
+  Status StartAdmin();
   Status OpenMetrics();
   // Records one sample of the fleet for the dashboard's last hour.
   void SampleHistory(Histogram::Snapshot& dispatch_before);
@@ -80,13 +95,19 @@ class Daemon {
   std::unique_ptr<Reaper> reaper_;
   std::unique_ptr<jobs::JobIntake> intake_;  // null: no tier takes jobs from a scale set
   std::unique_ptr<wire::NodeWire> routes_;
+  std::unique_ptr<wire::StandbyWire> standby_routes_;  // [ha] only
+  std::unique_ptr<wire::HandlerSwitch> wire_front_;    // the standby's routes, then routes_
   std::unique_ptr<wire::HttpServer> wire_;
   std::unique_ptr<wire::BootstrapWire> bootstrap_routes_;
   std::unique_ptr<wire::HttpServer> bootstrap_;
   std::unique_ptr<observe::ObserveHandler> metrics_routes_;
   std::unique_ptr<wire::HttpServer> metrics_;
   std::unique_ptr<admin::AdminApi> admin_api_;
+  std::atomic<admin::AdminApi*> admin_ready_{nullptr};  // admin_api_ once it serves
   std::unique_ptr<admin::AdminSocket> admin_;
+  OnDemoted on_demoted_;
+  std::unique_ptr<LeadershipLoop> leadership_;  // [ha] only
+  std::jthread activator_;                      // a takeover in progress
 };
 
 }  // namespace nodeplane

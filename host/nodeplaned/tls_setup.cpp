@@ -1,5 +1,11 @@
 #include "nodeplaned/tls_setup.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -10,10 +16,45 @@
 namespace nodeplane {
 namespace {
 
+// Replicas of one deployment ([ha]) may share the CA's directory: creating
+// the CA, and rotating it, happen under an exclusive lock on ca.lock there,
+// so two replicas starting at once end up with one CA, not two.
+class CaDirLock {
+ public:
+  explicit CaDirLock(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    fd_ = ::open((dir + "/ca.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) {
+      error_ = "cannot open " + dir + "/ca.lock: " + std::strerror(errno);
+      return;
+    }
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        error_ = "cannot lock " + dir + "/ca.lock: " + std::strerror(errno);
+        return;
+      }
+    }
+  }
+  ~CaDirLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  CaDirLock(const CaDirLock&) = delete;
+  CaDirLock& operator=(const CaDirLock&) = delete;
+  Status status() const { return error_.empty() ? Status::Ok() : Status::Unavailable(error_); }
+
+ private:
+  int fd_ = -1;
+  std::string error_;
+};
+
 }  // namespace
 
 Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t now_ns) {
-  const std::string cert_path = cfg.state_dir + "/ca.pem", key_path = cfg.state_dir + "/ca.key";
+  const std::string dir = cfg.CaDir();
+  CaDirLock lock(dir);
+  if (Status s = lock.status(); !s.ok()) return s;
+  const std::string cert_path = dir + "/ca.pem", key_path = dir + "/ca.key";
   if (std::filesystem::exists(cert_path)) {
     auto cert = ReadTextFile(cert_path);
     auto key = ReadTextFile(key_path);
@@ -22,7 +63,7 @@ Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t 
     auto ca = pki::Authority::Load(*cert, *key);
     if (!ca.ok()) return ca.status();
     // A rotation in progress: the previous CA stays trusted until retired.
-    const std::string prev_cert = cfg.state_dir + "/ca-previous.pem", prev_key = cfg.state_dir + "/ca-previous.key";
+    const std::string prev_cert = dir + "/ca-previous.pem", prev_key = dir + "/ca-previous.key";
     if (std::filesystem::exists(prev_cert)) {
       auto pc = ReadTextFile(prev_cert);
       auto pk = ReadTextFile(prev_key);
@@ -40,7 +81,9 @@ Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t 
 }
 
 Result<std::string> RotateAuthority(const config::Config& cfg, int64_t now_ns) {
-  const std::string dir = cfg.state_dir;
+  const std::string dir = cfg.CaDir();
+  CaDirLock lock(dir);
+  if (Status s = lock.status(); !s.ok()) return s;
   if (!std::filesystem::exists(dir + "/ca.pem")) return Status::Refused("there is no CA to rotate yet; see ca init");
   if (std::filesystem::exists(dir + "/ca-previous.pem")) {
     return Status::Refused("a rotation is already in progress; retire the previous CA first (ca retire), once every "
@@ -58,7 +101,9 @@ Result<std::string> RotateAuthority(const config::Config& cfg, int64_t now_ns) {
 }
 
 Status RetirePreviousAuthority(const config::Config& cfg) {
-  const std::string dir = cfg.state_dir;
+  const std::string dir = cfg.CaDir();
+  CaDirLock lock(dir);
+  if (Status s = lock.status(); !s.ok()) return s;
   if (!std::filesystem::exists(dir + "/ca-previous.pem")) return Status::Refused("no rotation is in progress");
   std::error_code ec;
   std::filesystem::remove(dir + "/ca-previous.key", ec);

@@ -1,6 +1,7 @@
-// The deployment's TLS material at start: the CA in the state directory
-// (created on first start, its key 0600; with ca-previous.pem/.key beside it
-// during a rotation), and the wire's server certificate,
+// The deployment's TLS material at start: the CA in its directory
+// (wire.tls.ca_dir, or the state directory; created on first start, its key
+// 0600; with ca-previous.pem/.key beside it during a rotation; replicas of
+// one deployment share the directory), and the wire's server certificate,
 // the operator's own or minted from the CA for the configured names.
 #pragma once
 
@@ -20,7 +21,7 @@ struct WireTls {
 
 Result<WireTls> PrepareWireTls(const config::Config& cfg, int64_t now_ns);
 
-// The deployment's CA from the state directory, created (key 0600) when
+// The deployment's CA from its directory (cfg.CaDir()), created (key 0600) when
 // absent; with the previous CA beside it during a rotation.
 Result<pki::Authority> LoadOrCreateAuthority(const config::Config& cfg, int64_t now_ns);
 

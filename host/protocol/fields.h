@@ -261,6 +261,7 @@ void Describe(V& v, ErrorReply& m) {
   v.Message("error", Sender::kPlane);
   v.Field("code", m.code);
   v.Field("message", m.message);
+  v.Field("active", m.active, Omit::kEmpty);
 }
 
 template <class V>
@@ -268,6 +269,10 @@ void Describe(V& v, HealthReply& m) {
   v.Message("health", Sender::kPlane);
   v.Field("status", m.status);
   v.Field("deployment", m.deployment);
+  v.Field("replica", m.replica, Omit::kEmpty);
+  v.Field("active_replica", m.active_replica, Omit::kEmpty);
+  v.Field("active_address", m.active_address, Omit::kEmpty);
+  v.Field("generation", m.generation, Omit::kEmpty);
 }
 
 template <class V>

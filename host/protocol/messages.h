@@ -192,11 +192,16 @@ struct RemoveRunnerBody {
 // ---- The control plane's answers ----
 struct ErrorReply {
   std::string code, message;
+  // A standby's 503: where the active replica's node wire is ([ha]).
+  std::string active;
   bool operator==(const ErrorReply&) const = default;
 };
 struct HealthReply {
-  std::string status = "ok";
+  std::string status = "ok";  // "ok"; a standby replica says "standby"
   std::string deployment;
+  // With [ha]: this replica's name, and the active one's name and address.
+  std::string replica, active_replica, active_address;
+  int64_t generation = 0;  // the leadership's generation, as this replica last saw it
   bool operator==(const HealthReply&) const = default;
 };
 struct LeaseReply {

@@ -7,7 +7,7 @@ namespace nodeplane::wire {
 namespace {
 
 std::string ErrorBody(std::string code, std::string message) {
-  return protocol::Encode(protocol::ErrorReply{std::move(code), std::move(message)});
+  return protocol::Encode(protocol::ErrorReply{std::move(code), std::move(message), {}});
 }
 
 }  // namespace

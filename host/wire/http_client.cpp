@@ -55,7 +55,7 @@ struct HttpClient::Impl {
     const std::string where = opts.host + ":" + std::to_string(opts.port);
     if (!opts.tls) {
       plain.emplace(ioc);
-      plain->expires_after(opts.timeout);
+      plain->expires_after(opts.connect_timeout);
       plain->connect(endpoints, ec);
       if (ec) {
         plain.reset();
@@ -79,7 +79,7 @@ struct HttpClient::Impl {
         SSL_set_tlsext_host_name(native, name.c_str());
       }
     }
-    beast::get_lowest_layer(*secure).expires_after(opts.timeout);
+    beast::get_lowest_layer(*secure).expires_after(opts.connect_timeout);
     beast::get_lowest_layer(*secure).connect(endpoints, ec);
     if (!ec) secure->handshake(asio::ssl::stream_base::client, ec);
     if (ec) {
@@ -135,6 +135,15 @@ void HttpClient::SetTls(ClientTls tls) {
   impl_->opts.tls = std::move(tls);
   impl_->ssl.reset();
 }
+
+void HttpClient::Aim(const std::string& host, uint16_t port) {
+  if (impl_->opts.host == host && impl_->opts.port == port) return;
+  impl_->Drop();
+  impl_->opts.host = host;
+  impl_->opts.port = port;
+}
+
+void HttpClient::SetTimeout(Nanos timeout) { impl_->opts.timeout = timeout; }
 
 Result<ClientResponse> HttpClient::Do(const std::string& method, const std::string& target, const std::string& body,
                                       const std::vector<std::pair<std::string, std::string>>& headers) {

@@ -38,6 +38,9 @@ struct ClientOptions {
   uint16_t port = 0;
   std::optional<ClientTls> tls;
   Nanos timeout = std::chrono::seconds(90);  // per request, longer than a poll window
+  // Connecting and the TLS handshake: a server that accepts but never
+  // answers (a paused process) is given up on this soon.
+  Nanos connect_timeout = std::chrono::seconds(10);
 };
 
 struct ClientResponse {
@@ -58,6 +61,10 @@ class HttpClient {
                             const std::vector<std::pair<std::string, std::string>>& headers = {});
   // New TLS material (after a renewal) for the next connection.
   void SetTls(ClientTls tls);
+  // Another server for the next request (a failover); a no-op when it is
+  // the one already in use, so a kept-alive connection stays.
+  void Aim(const std::string& host, uint16_t port);
+  void SetTimeout(Nanos timeout);
   void Close();
 
   struct Impl;

@@ -153,7 +153,7 @@ HttpResponse ErrorResponse(int status, std::string_view code, std::string_view m
   HttpResponse r;
   r.status = status;
   r.content_type = "application/json";
-  r.body = protocol::Encode(protocol::ErrorReply{std::string(code), std::string(message)});
+  r.body = protocol::Encode(protocol::ErrorReply{std::string(code), std::string(message), {}});
   return r;
 }
 

@@ -19,11 +19,11 @@ struct NodeWire::Call {
   void Reply(int status, std::string body) { respond(HttpResponse{status, "application/json", std::move(body)}); }
   void NoContent() { respond(HttpResponse{204, "", ""}); }
   void Fail(int status, std::string_view code, std::string_view message) {
-    Reply(status, protocol::Encode(protocol::ErrorReply{std::string(code), std::string(message)}));
+    Reply(status, protocol::Encode(protocol::ErrorReply{std::string(code), std::string(message), {}}));
   }
   void Fail(const Status& s) {
     WireError e = MapStatus(s);
-    HttpResponse r{e.status, "application/json", protocol::Encode(protocol::ErrorReply{e.code, s.message()})};
+    HttpResponse r{e.status, "application/json", protocol::Encode(protocol::ErrorReply{e.code, s.message(), {}})};
     // An outage that named its end (a GitHub rate limit) tells the node when
     // asking again can succeed.
     if (s.code() == Code::kUnavailable) r.retry_after_seconds = SecondsCeil(s.retry_after_ns());
@@ -120,6 +120,9 @@ const std::vector<NodeWire::Route>& NodeWire::Routes() {
   static const std::vector<Route> kRoutes = WithSegments({
       {"GET", "/healthz", "healthz", G::kNone, false, &NodeWire::Health},
       {"HEAD", "/healthz", "healthz", G::kNone, false, &NodeWire::Health},
+      // A load balancer's check: 200 only on the active replica (standby_wire.h).
+      {"GET", "/healthz/active", "healthz", G::kNone, false, &NodeWire::Health},
+      {"HEAD", "/healthz/active", "healthz", G::kNone, false, &NodeWire::Health},
       // Authenticated against the body's name, after decoding.
       {"POST", "/v1/register", "register", G::kNone, true, &NodeWire::Register},
       {"POST", "/v1/nodes/{node}/poll", "poll", G::kNewWork, false, &NodeWire::Poll},
@@ -288,7 +291,14 @@ bool NodeWire::Admit(Guard guard, const std::shared_ptr<Call>& c) {
 }
 
 void NodeWire::Health(const std::shared_ptr<Call>& c) {
-  c->Reply(200, protocol::Encode(protocol::HealthReply{.deployment = o_.deployment}));
+  protocol::HealthReply h;
+  h.deployment = o_.deployment;
+  if (o_.ha) {
+    h.replica = h.active_replica = o_.ha->replica;
+    h.active_address = o_.ha->address;
+    h.generation = o_.ha->generation;
+  }
+  c->Reply(200, protocol::Encode(h));
 }
 
 void NodeWire::Register(const std::shared_ptr<Call>& c) {

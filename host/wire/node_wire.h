@@ -47,6 +47,7 @@
 #include "ports/ledger.h"
 #include "ports/revocation.h"
 #include "wire/http_server.h"
+#include "wire/standby_wire.h"
 #include "wire/jit_targets.h"
 
 namespace nodeplane::wire {
@@ -73,6 +74,8 @@ struct NodeWireOptions {
       scale_set_jit;
   std::function<int64_t()> now_ns;                       // signing time; null: the wall clock
   LeaseEvents* lease_events = nullptr;                   // counts the releases nodes make; null: none
+  // [ha]: this replica, which leads; /healthz names it. Absent: one replica.
+  std::optional<ActiveReplica> ha;
   unsigned workers = 8;
 };
 

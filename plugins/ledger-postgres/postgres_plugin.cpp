@@ -150,8 +150,12 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     const std::string connection = dsn + (password.empty() ? "" : " password=" + Quoted(password));
     SqlLedger::Options o;
     o.dialect = PostgresDialect(schema, host);
-    // The schema first, on a session of its own.
-    OpenSession(o.dialect, connection, {"CREATE SCHEMA IF NOT EXISTS " + schema});
+    // The schema first, on a session of its own, under the ledger's lock:
+    // replicas starting at once race on IF NOT EXISTS otherwise.
+    const std::string key = std::to_string(LockKey(schema));
+    OpenSession(o.dialect, connection,
+                {"SELECT pg_advisory_lock(" + key + ")", "CREATE SCHEMA IF NOT EXISTS " + schema,
+                 "SELECT pg_advisory_unlock(" + key + ")"});
     o.connection = connection;
     o.readers = static_cast<unsigned>(pool);
     o.barrier_grace_ns = grace;

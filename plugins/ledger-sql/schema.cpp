@@ -254,9 +254,36 @@ std::string MigrationChecksum(const Migration& m) {
   return buf;
 }
 
+namespace {
+
+// Runs `body` in a write transaction holding the ledger's write lock,
+// committed, or rolled back when it throws.
+template <typename Body>
+void InWriteTransaction(soci::session& s, const Dialect& d, Body&& body) {
+  s << d.begin_write;
+  try {
+    if (!d.write_lock.empty()) s << d.write_lock;
+    body();
+    s << "COMMIT";
+  } catch (...) {
+    try {
+      s << "ROLLBACK";
+    } catch (...) {
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
 void Migrate(soci::session& s, const Dialect& d, int64_t now_ns) {
-  s << "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
-       "checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)";
+  // Under the write lock: two processes opening a new ledger at once (two
+  // replicas) would otherwise race on IF NOT EXISTS, which PostgreSQL does
+  // not make atomic.
+  InWriteTransaction(s, d, [&] {
+    s << "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, "
+         "checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)";
+  });
   std::map<int64_t, std::string> applied;
   {
     long long version = 0;
@@ -283,16 +310,11 @@ void Migrate(soci::session& s, const Dialect& d, int64_t now_ns) {
   }
   for (const Migration& m : known) {
     if (applied.count(m.version) != 0) continue;
-    s << d.begin_write;
-    try {
-      if (!d.write_lock.empty()) s << d.write_lock;
+    InWriteTransaction(s, d, [&] {
       long long already = 0;
       long long v = m.version;
       s << "SELECT COUNT(*) FROM schema_migrations WHERE version = :v", soci::into(already), soci::use(v);
-      if (already != 0) {  // another process applied it meanwhile
-        s << "COMMIT";
-        continue;
-      }
+      if (already != 0) return;  // another process applied it meanwhile
       std::string text = m.sql;
       size_t start = 0;
       while (start < text.size()) {
@@ -306,14 +328,7 @@ void Migrate(soci::session& s, const Dialect& d, int64_t now_ns) {
       std::string name = m.name, sum = MigrationChecksum(m);
       s << "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (:v, :n, :c, :a)",
           soci::use(v), soci::use(name), soci::use(sum), soci::use(at);
-      s << "COMMIT";
-    } catch (...) {
-      try {
-        s << "ROLLBACK";
-      } catch (...) {
-      }
-      throw;
-    }
+    });
   }
 }
 

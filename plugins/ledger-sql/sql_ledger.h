@@ -178,6 +178,9 @@ class SqlLedger {
     // How long a lease must have been quarantined before a node's inventory
     // that lacks it may free it.
     int64_t quarantine_grace_ns = kQuarantineGraceNs;
+    // Held for the instance's life: what the engine needs kept while the
+    // ledger is open (SQLite's one-process lock, replica_lock.h).
+    std::shared_ptr<const void> guard;
   };
 
   // Opens the sessions and migrates the schema; throws LedgerError or soci_error.

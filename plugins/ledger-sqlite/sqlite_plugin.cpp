@@ -19,6 +19,7 @@
 #include "plugin_config.h"
 #include "plugin_entry.h"
 #include "plugin_time.h"
+#include "replica_lock.h"
 #include "sql_ledger.h"
 
 namespace nodeplane::ledger {
@@ -83,6 +84,7 @@ np_code Create(const np_host_v1* host, const char* json, uint64_t len, uint32_t 
     }
     ::close(fd);
     SqlLedger::Options o;
+    o.guard = LockForThisProcess(path);  // before the schema is touched
     o.dialect = SqliteDialect();
     o.connection = "db=" + path;
     o.readers = static_cast<unsigned>(readers);

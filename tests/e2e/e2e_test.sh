@@ -1068,6 +1068,143 @@ scale-set-restart)
   grep -q "event=jobs.session_held tier=large" "$dir/host.log" || echo "note: the old session had expired before the restart asked"
   expect_fleet_settled 12
   ;;
+sqlite-one-process)
+  # Issue 20: a SQLite ledger is one process's: a second nodeplaned on the
+  # same file refuses to start, naming the process that has it, and the
+  # first goes on serving.
+  write_config
+  start_host
+  "$bin/nodeplaned" --config "$dir/nodeplane.toml" --plugin-dir "$plugins" 2>"$dir/second.log"
+  rc=$?
+  [ $rc = 1 ] || fail "the second nodeplaned exited $rc"
+  grep -q "ledger.db is open in another process (pid $host)" "$dir/second.log" \
+    || fail "the refusal does not name the first process: $(cat "$dir/second.log")"
+  grep -q "PostgreSQL ledger" "$dir/second.log" || fail "the refusal does not say what to do"
+  ctl status >/dev/null || fail "the first nodeplaned stopped serving"
+  ;;
+ha-failover)
+  # Issue 20: two replicas ([ha]) on the PostgreSQL ledger, three nodes given
+  # both, 300 scale-set jobs. Each replica runs under a supervisor that
+  # starts it again at once when it exits (as systemd's Restart= does), so a
+  # killed one comes back as a standby. The active replica is SIGKILLed ten
+  # times at moments spread over the run, SIGSTOPped once past its term and
+  # then resumed (it must notice and exit 75, fenced), and PostgreSQL is
+  # restarted once. Afterwards every job ran exactly once and every lease
+  # ended done; the takeover times are printed.
+  [ -n "${NODEPLANE_TEST_PG_DSN:-}" ] || { echo "NODEPLANE_TEST_PG_DSN is not set: skipped"; exit 77; }
+  ceiling=6 session_retry=1s scale_set_config ',"poll_hold_ms":500,"session_idle_seconds":2' two
+  sed -i '/^\[plugins\.ledger\]/,/^quarantine_grace_seconds/d' "$dir/nodeplane.toml"
+  read -r pa pb < <(python3 -c 'import socket
+s=[socket.socket() for _ in range(2)]
+[x.bind(("127.0.0.1",0)) for x in s]
+print(*[x.getsockname()[1] for x in s])')
+  for r in a b; do
+    p=$([ $r = a ] && echo $pa || echo $pb)
+    sed -e "s|^state_dir = .*|state_dir = \"$dir/host-$r\"|" -e "s|^listen = \"127.0.0.1:$port\"|listen = \"127.0.0.1:$p\"|" \
+      "$dir/nodeplane.toml" >"$dir/$r.toml"
+    cat >>"$dir/$r.toml" <<TOML
+[plugins.ledger]
+library = "ledger-postgres"
+provides = ["ledger"]
+[plugins.ledger.config]
+dsn = "$NODEPLANE_TEST_PG_DSN"
+schema = "ha_$$"
+barrier_grace_seconds = 1
+quarantine_grace_seconds = 1
+[ha]
+replica = "$r"
+advertise = "127.0.0.1:$p"
+term = "8s"
+TOML
+  done
+  supervise() {  # supervise R: runs replica R again whenever it exits; its pid in R.pid
+    while [ ! -e "$dir/stop" ]; do
+      "$bin/nodeplaned" --config "$dir/$1.toml" --plugin-dir "$plugins" 2>>"$dir/$1.log" &
+      echo $! >"$dir/$1.pid"
+      wait $!
+      echo "exit $?" >>"$dir/$1.exits"
+    done
+  }
+  supervise a & pids+=($!)
+  supervise b & pids+=($!)
+  role() { curl -sS --max-time 2 "http://127.0.0.1:$1/healthz" | sed -n 's/.*"status":"\([a-z]*\)".*/\1/p'; }
+  active_port() { for p in $pa $pb; do [ "$(role $p)" = ok ] && { echo $p; return 0; }; done; return 1; }
+  wait_until "one replica to lead" active_port
+  [ "$(role $pa)$(role $pb)" = okstandby ] || [ "$(role $pa)$(role $pb)" = standbyok ] \
+    || fail "not one active and one standby: $(role $pa) $(role $pb)"
+  # A standby refuses the node wire with the active one's address, and its
+  # admin socket names it.
+  standby=$([ "$(role $pa)" = ok ] && echo $pb || echo $pa)
+  code=$(curl -sS -o "$dir/refusal.json" -w '%{http_code}' -X POST "http://127.0.0.1:$standby/v1/register" -d '{}')
+  [ "$code" = 503 ] && grep -q "\"active\":\"127.0.0.1:$(active_port)\"" "$dir/refusal.json" \
+    || fail "the standby answered $code $(cat "$dir/refusal.json")"
+  ctl() { local r out; for r in a b; do out=$("$bin/nodeplanectl" --config "$dir/$r.toml" "$@" 2>&1) && { echo "$out"; return 0; }; done; echo "$out"; return 1; }
+  for n in 1 2 3; do
+    "$bin/nodeplane-node" run --server "127.0.0.1:$pa,127.0.0.1:$pb" --name "n$n" --state-dir "$dir/n$n" \
+      --deployment e2e --vcpu 4 --memory 4GiB 2>>"$dir/n$n.log" &
+    pids+=($!)
+  done
+  for n in 1 2 3; do wait_until "n$n to register" node_is "n$n" live; done
+  queue_jobs 150
+  scale_set=np-small queue_jobs 150
+  done_jobs() { fake /_fake/actions/jobs | python3 -c 'import json,sys; print(sum(j["state"]=="done" for j in json.load(sys.stdin)))'; }
+  now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+  takeovers=()
+  generation() { curl -sS --max-time 1 "http://127.0.0.1:$1/healthz" | sed -n 's/.*"generation":\([0-9]*\).*/\1/p'; }
+  newer_active() {  # newer_active GEN: a replica serves as active at a generation after GEN
+    local p
+    for p in $pa $pb; do [ "$(role $p)" = ok ] && [ "$(generation $p)" -gt "$1" ] && return 0; done
+    return 1
+  }
+  # takeover HOW: stops the active replica with signal HOW (KILL or STOP)
+  # and waits until a replica serves as active at a later generation (the
+  # other one, or the killed one back first, restarted by its supervisor);
+  # records how long that took.
+  takeover() {
+    local from gen t0
+    wait_until "a replica to be active" active_port
+    from=$(active_port)
+    gen=$(generation "$from")
+    stopped=$([ "$from" = $pa ] && echo a || echo b)
+    t0=$(now_ms)
+    kill -$1 "$(cat "$dir/$stopped.pid")"
+    wait_s=60 wait_until "a replica to take over from generation $gen" newer_active "$gen"
+    takeovers+=($(( $(now_ms) - t0 )))
+  }
+  back_as_standby() {  # the stopped replica serves again, as a standby or (it won first) as the active one
+    local p=$([ $stopped = a ] && echo $pa || echo $pb)
+    wait_s=60 wait_until "replica $stopped to be back" bash -c "[ -n \"\$(curl -sS --max-time 1 http://127.0.0.1:$p/healthz)\" ]"
+  }
+  for k in $(seq 1 10); do
+    wait_s=180 wait_until "$((k * 25)) jobs to be done" bash -c "[ \$(curl -fsS http://127.0.0.1:$gh_port/_fake/actions/jobs \
+      | python3 -c 'import json,sys; print(sum(j[\"state\"]==\"done\" for j in json.load(sys.stdin)))') -ge $((k * 25)) ]"
+    echo "SIGKILL $k after $(done_jobs) jobs"
+    takeover KILL
+    back_as_standby
+    if [ $k = 5 ]; then
+      # Paused past its term: the other takes over; resumed, the old leader
+      # finds its deadline gone and exits 75 (the ledger fenced it anyway).
+      echo "SIGSTOP after $(done_jobs) jobs"
+      exits_before=$(grep -c "exit 75" "$dir/"*.exits 2>/dev/null | awk -F: '{s+=$2} END {print s+0}')
+      takeover STOP
+      kill -CONT "$(cat "$dir/$stopped.pid")"
+      wait_until "the resumed leader to fence itself and exit 75" bash -c \
+        "[ \$(cat $dir/*.exits 2>/dev/null | grep -c 'exit 75') -gt $exits_before ]"
+      grep -q "event=ha.demoted replica=$stopped" "$dir/$stopped.log" || fail "the resumed leader did not log ha.demoted"
+      back_as_standby
+    fi
+    if [ $k = 7 ] && [ -n "${NODEPLANE_TEST_PG_PAUSE:-}" ]; then
+      echo "PostgreSQL restarted after $(done_jobs) jobs"
+      $NODEPLANE_TEST_PG_PAUSE >/dev/null && $NODEPLANE_TEST_PG_RESUME >/dev/null || fail "PostgreSQL did not restart"
+    fi
+  done
+  expect_each_job_run_once 300
+  cp "$dir/$( [ "$(active_port)" = $pa ] && echo a || echo b).toml" "$dir/nodeplane.toml"
+  expect_fleet_settled 300
+  printf '%s\n' "${takeovers[@]}" | sort -n | python3 -c 'import sys
+t=[int(x) for x in sys.stdin]; print("takeover ms: n=%d min=%d median=%d max=%d" % (len(t), t[0], t[len(t)//2], t[-1]))'
+  touch "$dir/stop"
+  ;;
 *)
   fail "unknown case $case"
   ;;

@@ -77,8 +77,7 @@ provides = ["ledger"]
     pthread_sigmask(SIG_BLOCK, &stop_signals, &saved_mask_);
     node::NodeOptions o;
     o.name = "n1";
-    o.server_host = "127.0.0.1";
-    o.server_port = daemon_->wire_port();
+    o.servers = {{"127.0.0.1", daemon_->wire_port()}};
     o.state_dir = dir_ + "/n1";
     o.deployment = "agent";
     o.vcpu = 2;
@@ -185,7 +184,7 @@ TEST(NodeAgentRefusal, R01_ARegistrationRefusedWith400StopsTheNode) {
     void Handle(wire::HttpRequest, wire::Responder respond) override {
       ++asked;
       respond(wire::HttpResponse(400, "application/json",
-                                 protocol::Encode(protocol::ErrorReply{"refused", "register: unknown field \"inventory_known\""})));
+                                 protocol::Encode(protocol::ErrorReply{"refused", "register: unknown field \"inventory_known\"", {}})));
     }
   } refuser;
   Logger quiet(LogLevel::kError);
@@ -198,8 +197,7 @@ TEST(NodeAgentRefusal, R01_ARegistrationRefusedWith400StopsTheNode) {
   ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
   node::NodeOptions o;
   o.name = "n1";
-  o.server_host = "127.0.0.1";
-  o.server_port = server.port();
+  o.servers = {{"127.0.0.1", server.port()}};
   o.state_dir = tmpl;
   o.deployment = "agent";
   o.log = &quiet;

@@ -276,6 +276,25 @@ TEST(ConfigLoader, RefusesACommandTimeoutShorterThanThePollWindow) {
               "at least the poll window (50s)");
 }
 
+// Issue 20: replicas need a ledger several processes open, and an address
+// nodes can be sent to.
+TEST(ConfigLoader, RefusesReplicasOnASqliteLedger) {
+  ExpectError(std::string(kBase) + "[ha]\nadvertise = \"10.0.0.1:7717\"\n", "ha", 6, "ledger-postgres");
+}
+
+TEST(ConfigLoader, RefusesAReplicaAdvertisingNoAddressNodesCanReach) {
+  const std::string postgres =
+      "deployment = \"test\"\nstate_dir = \"/var/lib/nodeplane-test\"\n[plugins.ledger]\n"
+      "library = \"ledger-postgres\"\nprovides = [\"ledger\"]\n";
+  ExpectError(postgres + "[ha]\nadvertise = \"0.0.0.0:7717\"\n", "ha.advertise", 7, "name a host and port");
+  ExpectError(postgres + "[ha]\nterm = \"15s\"\n", "ha.advertise", 6, "");
+  ExpectError(postgres + "[ha]\nadvertise = \"cp-a:7717\"\nterm = \"100ms\"\n", "ha.term", 6, "between 1s and 10m");
+  Config c = MustLoad(postgres + "[ha]\nadvertise = \"cp-a:7717\"\n");
+  ASSERT_TRUE(c.ha.has_value());
+  EXPECT_EQ(c.ha->advertise, "cp-a:7717");
+  EXPECT_EQ(c.ha->term, std::chrono::seconds(15));
+}
+
 TEST(ConfigLoader, RefusesAReapIntervalLongerThanTheTTL) {
   ExpectError(std::string(kBase) + "[leases]\nttl = \"30s\"\nreap_interval = \"1m\"\n",
               "leases.reap_interval", 6, "must not exceed leases.ttl (30s)");

@@ -85,9 +85,9 @@ Command Sample() {
   return c;
 }
 template <>
-ErrorReply Sample() { return {"refused", "a reason a person can act on"}; }
+ErrorReply Sample() { return {"unavailable", "a reason a person can act on", "10.0.0.2:7717"}; }
 template <>
-HealthReply Sample() { return {"ok", "prod"}; }
+HealthReply Sample() { return {"standby", "prod", "b", "a", "10.0.0.1:7717", 4}; }
 template <>
 LeaseReply Sample() { return {SampleLease()}; }
 template <>
@@ -247,7 +247,7 @@ TEST(ProtocolCodec, TheKeysAreTheWiresNames) {
 }
 
 TEST(ProtocolCodec, AnErrorBodysCode) {
-  EXPECT_EQ(ErrorCodeOf(Encode(ErrorReply{"fenced", "the epoch moved"})), "fenced");
+  EXPECT_EQ(ErrorCodeOf(Encode(ErrorReply{"fenced", "the epoch moved", {}})), "fenced");
   EXPECT_EQ(ErrorCodeOf("not json"), "");
 }
 
