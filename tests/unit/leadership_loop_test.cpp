@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -79,22 +80,28 @@ LeadershipOptions Options(Reports& r) {
 
 ports::Leadership Leading() { return {true, 1, 400'000'000, "a", "127.0.0.1:7717"}; }
 
+// A loop that has won its first campaign.
+std::unique_ptr<LeadershipLoop> Elected(ScriptedElection& e, Reports& r, Logger& log) {
+  e.Answer(Leading());
+  auto loop = std::make_unique<LeadershipLoop>(e, Options(r), log);
+  EXPECT_TRUE(r.WaitFor([&] { return r.elected == 1; }));
+  return loop;
+}
+
 TEST(LeadershipLoop, AWonCampaignElectsOnceAndRenewalsKeepTheLeadership) {
   Logger log(LogLevel::kError);
   ScriptedElection e;
   Reports r;
-  e.Answer(Leading());
-  LeadershipLoop loop(e, Options(r), log);
-  ASSERT_TRUE(r.WaitFor([&] { return r.elected == 1; }));
+  auto loop = Elected(e, r, log);
   // Renewed every quarter term, so four terms pass without a demotion.
   {
     std::unique_lock lock(r.mu);
     EXPECT_FALSE(r.cv.wait_for(lock, 1600ms, [&] { return !r.demoted.empty(); })) << r.demoted;
     EXPECT_EQ(r.elected, 1);
   }
-  EXPECT_TRUE(loop.leading());
-  loop.StopCampaigning();
-  loop.Resign();
+  EXPECT_TRUE(loop->leading());
+  loop->StopCampaigning();
+  loop->Resign();
   EXPECT_EQ(e.resigned(), 1);
 }
 
@@ -104,17 +111,15 @@ TEST(LeadershipLoop, H2_ALeaderThatCannotRenewIsDemotedWithinItsTerm) {
   Logger log(LogLevel::kError);
   ScriptedElection e;
   Reports r;
-  e.Answer(Leading());
-  LeadershipLoop loop(e, Options(r), log);
-  ASSERT_TRUE(r.WaitFor([&] { return r.elected == 1; }));
+  auto loop = Elected(e, r, log);
   const auto cut = std::chrono::steady_clock::now();
   e.Answer(Status::Unavailable("the database is unreachable"));
   ASSERT_TRUE(r.WaitFor([&] { return !r.demoted.empty(); }));
   EXPECT_LT(std::chrono::steady_clock::now() - cut, 400ms) << "demoted after its term could have ended";
   EXPECT_NE(r.demoted.find("could not be renewed"), std::string::npos) << r.demoted;
-  EXPECT_FALSE(loop.leading());
-  loop.StopCampaigning();
-  loop.Resign();
+  EXPECT_FALSE(loop->leading());
+  loop->StopCampaigning();
+  loop->Resign();
   EXPECT_EQ(e.resigned(), 0) << "a demoted leader resigned a term that may be another's";
 }
 
@@ -131,9 +136,7 @@ TEST(LeadershipLoop, H3_ALeaderThatLostIsDemotedAndAStandbyIsNot) {
     EXPECT_TRUE(r.demoted.empty());
     EXPECT_EQ(r.elected, 0);
   }
-  e.Answer(Leading());
-  LeadershipLoop loop(e, Options(r), log);
-  ASSERT_TRUE(r.WaitFor([&] { return r.elected == 1; }));
+  auto loop = Elected(e, r, log);
   e.Answer(ports::Leadership{false, 2, 300'000'000, "b", "127.0.0.1:7718"});
   ASSERT_TRUE(r.WaitFor([&] { return !r.demoted.empty(); }));
   EXPECT_NE(r.demoted.find("\"b\" took over at generation 2"), std::string::npos) << r.demoted;
