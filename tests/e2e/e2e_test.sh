@@ -80,15 +80,16 @@ start_node() {
 
 ctl() { "$bin/nodeplanectl" --config "$dir/nodeplane.toml" "$@"; }
 
-# wait_until DESCRIPTION COMMAND...: polls a condition, at most 30 s (or
-# $wait_s seconds when set, for a wait that outlasts a bounded retry).
+# wait_until DESCRIPTION COMMAND...: polls a condition for at most 30 s (or
+# $wait_s seconds when set, for a wait that outlasts a bounded retry),
+# measured by the clock: a condition that itself takes time to answer does
+# not stretch the bound.
 wait_until() {
-  local what=$1; shift
-  for _ in $(seq 1 $(( ${wait_s:-30} * 10 ))); do
-    "$@" >/dev/null 2>&1 && return 0
+  local what=$1 deadline=$(( SECONDS + ${wait_s:-30} )); shift
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || fail "timed out waiting for $what"
     sleep 0.1
   done
-  fail "timed out waiting for $what"
 }
 
 phase_of() { ctl --json leases show "$1" | sed -n 's/.*"phase":"\([a-z]*\)".*/\1/p'; }
@@ -1127,7 +1128,7 @@ TOML
   }
   supervise a & pids+=($!)
   supervise b & pids+=($!)
-  role() { curl -sS --max-time 2 "http://127.0.0.1:$1/healthz" | sed -n 's/.*"status":"\([a-z]*\)".*/\1/p'; }
+  role() { curl -sS --max-time 1 "http://127.0.0.1:$1/healthz" | sed -n 's/.*"status":"\([a-z]*\)".*/\1/p'; }
   active_port() { for p in $pa $pb; do [ "$(role $p)" = ok ] && { echo $p; return 0; }; done; return 1; }
   wait_until "one replica to lead" active_port
   [ "$(role $pa)$(role $pb)" = okstandby ] || [ "$(role $pa)$(role $pb)" = standbyok ] \
@@ -1151,9 +1152,11 @@ TOML
   now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
   takeovers=()
   generation() { curl -sS --max-time 1 "http://127.0.0.1:$1/healthz" | sed -n 's/.*"generation":\([0-9]*\).*/\1/p'; }
-  newer_active() {  # newer_active GEN: a replica serves as active at a generation after GEN
+  newer_active() {  # newer_active GEN [PAUSED]: a replica other than PAUSED serves as active at a generation after GEN
     local p
-    for p in $pa $pb; do [ "$(role $p)" = ok ] && [ "$(generation $p)" -gt "$1" ] && return 0; done
+    for p in $pa $pb; do
+      [ "$p" != "${2:-}" ] && [ "$(role $p)" = ok ] && [ "$(generation $p)" -gt "$1" ] && return 0
+    done
     return 1
   }
   # takeover HOW: stops the active replica with signal HOW (KILL or STOP)
@@ -1168,7 +1171,9 @@ TOML
     stopped=$([ "$from" = $pa ] && echo a || echo b)
     t0=$(now_ms)
     kill -$1 "$(cat "$dir/$stopped.pid")"
-    wait_s=60 wait_until "a replica to take over from generation $gen" newer_active "$gen"
+    # A paused replica accepts connections and never answers: asking it
+    # would only cost a timeout per round.
+    wait_s=60 wait_until "a replica to take over from generation $gen" newer_active "$gen" "$([ $1 = STOP ] && echo "$from")"
     takeovers+=($(( $(now_ms) - t0 )))
   }
   back_as_standby() {  # the stopped replica serves again, as a standby or (it won first) as the active one
