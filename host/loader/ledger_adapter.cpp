@@ -356,12 +356,21 @@ Result<std::optional<ports::Enrollment>> LedgerAdapter::LookupEnrollment(const s
 // ---- Revocations ----
 
 Result<bool> LedgerAdapter::CertRevokedFor(const std::string& node, const std::string& serial, int64_t issued_at_ns) {
+  uint64_t asked_at = 0;
+  if (auto known = revocations_.Lookup(node, serial, issued_at_ns, &asked_at)) return *known;
   uint32_t revoked = 1;  // an unanswered question is never "not revoked"
   Status st = Call([&](void* s, np_error* e) {
     return vt_.cert_revoked_for(s, node.c_str(), serial.c_str(), issued_at_ns, &revoked, e);
   });
   if (!st.ok()) return st;
+  revocations_.Remember(node, serial, issued_at_ns, revoked != 0, asked_at);
   return revoked != 0;
+}
+
+std::optional<bool> LedgerAdapter::KnownRevoked(const std::string& node, const std::string& serial,
+                                                int64_t issued_at_ns) {
+  uint64_t unused = 0;
+  return revocations_.Lookup(node, serial, issued_at_ns, &unused);
 }
 
 Status LedgerAdapter::RecordIssuedCert(const ports::IssuedCert& c) {
@@ -669,10 +678,14 @@ Status LedgerAdapter::DecideEnrollment(const std::string& name, const std::strin
   });
 }
 
+// Whatever the write's outcome (an unknown one may have committed), no
+// "not revoked" answer is kept past it (revocation_memo.h, M2).
 Status LedgerAdapter::RevokeCert(const std::string& serial, const std::string& node, const std::string& reason) {
-  return Call([&](void* s, np_error* e) {
+  Status st = Call([&](void* s, np_error* e) {
     return vt_.revoke_cert(s, serial.c_str(), node.c_str(), reason.c_str(), e);
   });
+  revocations_.Forget();
+  return st;
 }
 
 Result<std::vector<std::string>> LedgerAdapter::RevokeNode(const std::string& node, const std::string& reason) {
@@ -680,6 +693,7 @@ Result<std::vector<std::string>> LedgerAdapter::RevokeNode(const std::string& no
   Status st = Call([&](void* s, np_error* e) {
     return vt_.revoke_node(s, node.c_str(), reason.c_str(), StringSink(&out), e);
   });
+  revocations_.Forget();
   if (!st.ok()) return st;
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "common/call_pool.h"
 #include "loader/plugin_library.h"
+#include "loader/revocation_memo.h"
 #include "nodeplane/np_ledger_v1.h"
 #include "ports/ledger.h"
 
@@ -87,6 +88,8 @@ class LedgerAdapter : public ports::Ledger {
 
   // Revocations
   Result<bool> CertRevokedFor(const std::string& node, const std::string& serial, int64_t issued_at_ns) override;
+  std::optional<bool> KnownRevoked(const std::string& node, const std::string& serial,
+                                   int64_t issued_at_ns) override;
   Status RecordIssuedCert(const ports::IssuedCert& cert) override;
   Status RecordRenewedCert(const ports::IssuedCert& cert, const std::string& parent_serial,
                            int64_t parent_issued_at_ns) override;
@@ -127,6 +130,7 @@ class LedgerAdapter : public ports::Ledger {
   std::string who_;
   np_ledger_v1 vt_;
   void* self_;
+  RevocationMemo revocations_;  // CertRevokedFor's answers, forgotten at each revocation
   CallPool pool_;
 };
 

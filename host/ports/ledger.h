@@ -271,6 +271,12 @@ class Revocations {
   virtual ~Revocations() = default;
   // Whether a certificate is revoked: by serial, or issued before the node's cut-off.
   virtual Result<bool> CertRevokedFor(const std::string& node, const std::string& serial, int64_t issued_at_ns) = 0;
+  // CertRevokedFor's answer when it can be had without blocking (a store
+  // that remembers answers); empty when only CertRevokedFor can tell.
+  virtual std::optional<bool> KnownRevoked(const std::string& /*node*/, const std::string& /*serial*/,
+                                           int64_t /*issued_at_ns*/) {
+    return std::nullopt;
+  }
   // Records a certificate handed out; a known serial is Ok.
   virtual Status RecordIssuedCert(const IssuedCert& cert) = 0;
   // Records a renewal in one transaction; kParentRevoked if the parent was revoked meanwhile.

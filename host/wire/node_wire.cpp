@@ -2,7 +2,9 @@
 
 #include <cctype>
 #include <chrono>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/units.h"
@@ -16,6 +18,9 @@ struct NodeWire::Call {
   Responder respond;
   std::vector<std::string> path;  // segments of the path
   std::string node, lease, incarnation;
+  // The certificate's revocation verdict, when it was had without blocking
+  // (RememberedRevocation); NotRevoked takes it instead of asking.
+  std::optional<bool> revoked;
   void Reply(int status, std::string body) { respond(HttpResponse{status, "application/json", std::move(body)}); }
   void NoContent() { respond(HttpResponse{204, "", ""}); }
   void Fail(int status, std::string_view code, std::string_view message) {
@@ -35,6 +40,9 @@ struct NodeWire::Call {
 namespace {
 
 constexpr const char* kIncarnationHeader = "nodeplane-incarnation";
+
+// A certificate's issue time is its NotBefore without the clock-skew allowance.
+int64_t IssuedAt(const PeerCertificate& cert) { return cert.not_before_ns + pki::kSkewNs; }
 
 std::vector<std::string> Split(std::string_view target) {
   std::string_view path = target.substr(0, target.find('?'));
@@ -213,7 +221,9 @@ void NodeWire::Handle(HttpRequest request, Responder respond) {
 // its guard nor its handler blocks, else one hop to a worker, where the guard
 // and the handler run in turn.
 void NodeWire::Dispatch(const Route& route, const std::shared_ptr<Call>& c) {
-  const bool guard_blocks = route.guard == Guard::kOwnLease || (route.guard != Guard::kNone && c->req.tls);
+  if (route.guard != Guard::kNone) c->revoked = RememberedRevocation(*c);
+  const bool guard_blocks =
+      route.guard == Guard::kOwnLease || (route.guard != Guard::kNone && c->req.tls && !c->revoked);
   if (!route.blocks && !guard_blocks) {
     if (Admit(route.guard, c)) (this->*route.handler)(c);
     return;
@@ -240,6 +250,14 @@ bool NodeWire::Authenticated(const std::shared_ptr<Call>& c) {
   return true;
 }
 
+// The verdict without blocking: the ledger's adapter remembers its answer
+// (revocation_memo.h) and no revocation list plugin, which may block, is to
+// be asked. Empty when a worker has to ask.
+std::optional<bool> NodeWire::RememberedRevocation(const Call& c) const {
+  if (!c.req.tls || !c.req.peer || o_.revocations == nullptr || !o_.revocation_lists.empty()) return std::nullopt;
+  return o_.revocations->KnownRevoked(c.node, c.req.peer->serial, IssuedAt(*c.req.peer));
+}
+
 bool NodeWire::NotRevoked(const std::shared_ptr<Call>& c) {
   if (!c->req.tls) return true;  // no certificate, nothing to take back
   const PeerCertificate& peer = *c->req.peer;
@@ -255,9 +273,13 @@ bool NodeWire::NotRevoked(const std::shared_ptr<Call>& c) {
     return false;
   };
   if (o_.revocations == nullptr) return unreadable(Status::Unavailable("no revocation store is configured"));
-  // A certificate's issue time is its NotBefore without the clock-skew allowance.
-  auto in_ledger = o_.revocations->CertRevokedFor(c->node, peer.serial, peer.not_before_ns + pki::kSkewNs);
-  if (!in_ledger.ok()) return unreadable(in_ledger.status());
+  // Dispatch's verdict is spent here: a later check of the same call asks again.
+  std::optional<bool> in_ledger = std::exchange(c->revoked, std::nullopt);
+  if (!in_ledger) {
+    auto asked = o_.revocations->CertRevokedFor(c->node, peer.serial, IssuedAt(peer));
+    if (!asked.ok()) return unreadable(asked.status());
+    in_ledger = *asked;
+  }
   if (*in_ledger) return revoked();
   const ports::CertIdentity id{peer.serial, peer.issuer_sha256, c->node, peer.not_before_ns};
   for (ports::RevocationList* list : o_.revocation_lists) {
@@ -354,11 +376,14 @@ void NodeWire::Poll(const std::shared_ptr<Call>& c) {
     if (!r->has_value()) return c->NoContent();  // nothing to do
     if (!c->req.tls) return deliver(**r);
     // The certificate was good when the poll parked; it must still be when
-    // the command is handed over, or the command goes back (S11).
-    workers_->Post([this, c, plane, deliver, cmd = std::move(**r)] {
+    // the command is handed over, or the command goes back (S11): asked here
+    // when the verdict is remembered, else on a worker.
+    auto hand_over = [this, c, plane, deliver](const protocol::Command& cmd) {
       if (NotRevoked(c)) return deliver(cmd);
       plane->GiveBack(c->node, c->incarnation, cmd.id);
-    });
+    };
+    if ((c->revoked = RememberedRevocation(*c))) return hand_over(**r);
+    workers_->Post([hand_over, cmd = std::move(**r)] { hand_over(cmd); });
   });
   if (c->req.client) {
     // A poll whose client went away takes nothing more (weak: the ticket
@@ -473,7 +498,7 @@ void NodeWire::Renew(const std::shared_ptr<Call>& c) {
   ports::IssuedCert issued{info->serial, c->node, "renewed", info->not_after_ns, now, false};
   // One transaction: refused if the certificate being replaced was revoked meanwhile.
   Status s = o_.revocations != nullptr
-                 ? o_.revocations->RecordRenewedCert(issued, parent.serial, parent.not_before_ns + pki::kSkewNs)
+                 ? o_.revocations->RecordRenewedCert(issued, parent.serial, IssuedAt(parent))
                  : Status::Unavailable("no revocation store is configured");
   if (ports::Is(s, ports::Verdict::kParentRevoked)) {
     return c->Fail(401, "unauthenticated", "this certificate has been revoked and cannot renew");

@@ -32,6 +32,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,7 +109,8 @@ class NodeWire : public HttpHandler {
   // revocation check reads the ledger) and for kOwnLease.
   bool Admit(Guard guard, const std::shared_ptr<Call>& c);
   bool Authenticated(const std::shared_ptr<Call>& c);  // certificate CN = the claimed node
-  bool NotRevoked(const std::shared_ptr<Call>& c);     // blocks: on a worker
+  bool NotRevoked(const std::shared_ptr<Call>& c);     // blocks unless c->revoked is set
+  std::optional<bool> RememberedRevocation(const Call& c) const;
 
   // Routes
   void Health(const std::shared_ptr<Call>& c);

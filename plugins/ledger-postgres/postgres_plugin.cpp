@@ -85,6 +85,11 @@ Dialect PostgresDialect(const std::string& schema, const np_host_v1* host) {
     auto* backend = static_cast<soci::postgresql_session_backend*>(s.get_backend());
     PQsetNoticeProcessor(backend->conn_, &LogNotice, const_cast<np_host_v1*>(host));
   };
+  // A reconnect that failed leaves the session without a backend.
+  d.connection_lost = [](soci::session& s) {
+    auto* backend = static_cast<soci::postgresql_session_backend*>(s.get_backend());
+    return backend == nullptr || PQstatus(backend->conn_) != CONNECTION_OK;
+  };
   d.writer_setup = {"SET search_path TO " + schema, "SET synchronous_commit TO on"};
   d.reader_setup = {"SET search_path TO " + schema};
   return d;

@@ -26,6 +26,10 @@ struct Dialect {
   // before its setup statements (PostgreSQL routes libpq's notices to the
   // host's log); empty when the engine needs nothing.
   std::function<void(soci::session&)> on_connect;
+  // Whether the session's connection is known to be lost, asked without a
+  // round trip (libpq's status after a failed statement); empty when a
+  // connection cannot be lost (SQLite).
+  std::function<bool(soci::session&)> connection_lost;
   // The store's own clock, UTC nanoseconds, as a SQL expression: terms of
   // leadership are measured by it so replicas need not agree on the time.
   std::string clock_ns;

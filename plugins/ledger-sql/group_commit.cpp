@@ -69,8 +69,7 @@ void GroupCommit::RunBatch(const std::vector<Entry*>& batch) {
     on_rollback_();
   };
   try {
-    EnsureConnected(s, dialect_, dialect_.writer_setup);
-    s << dialect_.begin_write;
+    Begin(s, dialect_, dialect_.writer_setup, dialect_.begin_write);
     if (!dialect_.write_lock.empty()) s << dialect_.write_lock;
   } catch (...) {
     return fail_batch(std::current_exception());

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "ledger_error.h"
+#include "one_time_query.h"
 
 namespace nodeplane::ledger {
 namespace {
@@ -288,8 +289,8 @@ void Migrate(soci::session& s, const Dialect& d, int64_t now_ns) {
   {
     long long version = 0;
     std::string checksum;
-    soci::statement st = (s.prepare << "SELECT version, checksum FROM schema_migrations ORDER BY version",
-                          soci::into(version), soci::into(checksum));
+    soci::statement st = OneTimeQuery(s, "SELECT version, checksum FROM schema_migrations ORDER BY version",
+                                      soci::into(version), soci::into(checksum));
     st.execute();
     while (st.fetch()) applied[version] = checksum;
   }

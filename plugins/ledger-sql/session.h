@@ -1,5 +1,6 @@
 // Opening and re-opening a session of the dialect's backend, always with its
-// setup statements run on it (the writer's, a reader's, the checkpointer's).
+// setup statements run on it (the writer's, a reader's, the checkpointer's),
+// and opening a transaction on it.
 #pragma once
 
 #include <memory>
@@ -21,14 +22,32 @@ inline std::unique_ptr<soci::session> OpenSession(const Dialect& d, const std::s
   return s;
 }
 
-// A session whose connection was lost (a database restart) is established
-// again, with `setup`, before its next transaction; if the database is
-// still away this throws, which the caller reports as unavailable.
+// A session whose connection is known lost is established again, with
+// `setup`, before its next transaction; if the database is still away this
+// throws, which the caller reports as unavailable.
 inline void EnsureConnected(soci::session& s, const Dialect& d, const std::vector<std::string>& setup) {
-  if (s.is_connected()) return;
+  if (!d.connection_lost || !d.connection_lost(s)) return;
   s.reconnect();
   if (d.on_connect) d.on_connect(s);
   for (const std::string& stmt : setup) s << stmt;
+}
+
+// Opens a transaction with `begin`. A connection that the BEGIN itself finds
+// lost (the database restarted since the session was last used) is
+// established again and the BEGIN issued once more: nothing had run on it.
+// This is the only check on an idle connection; asking the server before
+// every transaction (SOCI's is_connected) would cost a round trip each time.
+inline void Begin(soci::session& s, const Dialect& d, const std::vector<std::string>& setup,
+                  const std::string& begin) {
+  EnsureConnected(s, d, setup);
+  try {
+    s << begin;
+    return;
+  } catch (const soci::soci_error&) {
+    if (!d.connection_lost || !d.connection_lost(s)) throw;
+  }
+  EnsureConnected(s, d, setup);
+  s << begin;
 }
 
 }  // namespace nodeplane::ledger

@@ -6,8 +6,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "ledger_error.h"
 #include "lease_rules.h"
+#include "ledger_error.h"
+#include "one_time_query.h"
 #include "session.h"
 #include "sql_ledger.h"
 
@@ -20,25 +21,26 @@ inline constexpr const char* kLeaseColumns =
     "site, failure_reason, holder_incarnation, force_release, deregistered, macos_slot, image_cache, "
     "cache_generation, actions_cache";
 
-inline void IntoLease(soci::details::prepare_temp_type& p, LeaseRow& r) {
-  p, soci::into(r.id), soci::into(r.tier), soci::into(r.node), soci::into(r.target_node), soci::into(r.phase),
-      soci::into(r.epoch), soci::into(r.vcpu), soci::into(r.memory), soci::into(r.requested_vcpu),
-      soci::into(r.requested_memory), soci::into(r.instance_type), soci::into(r.run_id), soci::into(r.request_id),
-      soci::into(r.created_at), soci::into(r.heartbeat_at), soci::into(r.expires_at), soci::into(r.held_at),
-      soci::into(r.guest_os), soci::into(r.providers), soci::into(r.chosen_provider), soci::into(r.site),
-      soci::into(r.failure_reason), soci::into(r.holder_incarnation), soci::into(r.force_release),
-      soci::into(r.deregistered), soci::into(r.macos_slot), soci::into(r.image_cache),
-      soci::into(r.cache_generation), soci::into(r.actions_cache);
+inline void IntoLease(soci::statement& st, LeaseRow& r) {
+  Exchange(st, soci::into(r.id), soci::into(r.tier), soci::into(r.node), soci::into(r.target_node),
+           soci::into(r.phase), soci::into(r.epoch), soci::into(r.vcpu), soci::into(r.memory),
+           soci::into(r.requested_vcpu), soci::into(r.requested_memory), soci::into(r.instance_type),
+           soci::into(r.run_id), soci::into(r.request_id), soci::into(r.created_at), soci::into(r.heartbeat_at),
+           soci::into(r.expires_at), soci::into(r.held_at), soci::into(r.guest_os), soci::into(r.providers),
+           soci::into(r.chosen_provider), soci::into(r.site), soci::into(r.failure_reason),
+           soci::into(r.holder_incarnation), soci::into(r.force_release), soci::into(r.deregistered),
+           soci::into(r.macos_slot), soci::into(r.image_cache), soci::into(r.cache_generation),
+           soci::into(r.actions_cache));
 }
 
 // SELECT <lease columns> FROM leases <tail>, binding `uses` in order.
 template <typename... U>
 std::vector<LeaseRow> SelectLeases(soci::session& s, const std::string& tail, const U&... uses) {
   LeaseRow r;
-  soci::details::prepare_temp_type p = (s.prepare << (std::string("SELECT ") + kLeaseColumns + " FROM leases " + tail));
-  IntoLease(p, r);
-  static_cast<void>((p, ..., soci::use(uses)));
-  soci::statement st(p);
+  soci::statement st(s);
+  IntoLease(st, r);
+  Exchange(st, soci::use(uses)...);
+  PrepareOneTime(st, std::string("SELECT ") + kLeaseColumns + " FROM leases " + tail);
   st.execute();
   std::vector<LeaseRow> out;
   while (st.fetch()) out.push_back(r);
@@ -48,21 +50,18 @@ std::vector<LeaseRow> SelectLeases(soci::session& s, const std::string& tail, co
 // Runs a statement and returns how many rows it changed.
 template <typename... U>
 long long Exec(soci::session& s, const std::string& sql, const U&... uses) {
-  soci::details::prepare_temp_type p = (s.prepare << sql);
-  static_cast<void>((p, ..., soci::use(uses)));
-  soci::statement st(p);
+  soci::statement st = OneTimeQuery(s, sql, soci::use(uses)...);
   st.execute(true);
   return st.get_affected_rows();
 }
 
 // Runs `body(s)` between `begin` and COMMIT; rolls back and rethrows when
 // it throws. The session is re-established first if its connection was lost
-// (session.h). Writes have their own transactions (group_commit.h).
+// (session.h, Begin). Writes have their own transactions (group_commit.h).
 template <typename F>
 auto InTransaction(soci::session& s, const Dialect& d, const std::vector<std::string>& setup, const std::string& begin,
                    F&& body) {
-  EnsureConnected(s, d, setup);
-  s << begin;
+  Begin(s, d, setup, begin);
   try {
     if constexpr (std::is_void_v<decltype(body(s))>) {
       body(s);

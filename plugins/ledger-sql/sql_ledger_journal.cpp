@@ -22,14 +22,12 @@ std::string Keep(const char* column, const char* empty) {
 template <typename... U>
 std::vector<ForgeJobRow> SelectForgeJobs(soci::session& s, const std::string& tail, const U&... uses) {
   ForgeJobRow r;
-  soci::details::prepare_temp_type p =
-      (s.prepare << (std::string("SELECT ") + kForgeJobColumns + " FROM forge_jobs " + tail));
-  p, soci::into(r.tier), soci::into(r.job_id), soci::into(r.request_id), soci::into(r.repository),
-      soci::into(r.workflow_ref), soci::into(r.display_name), soci::into(r.workflow_run_id), soci::into(r.queued_at),
-      soci::into(r.received_at), soci::into(r.acquired_at), soci::into(r.started_at), soci::into(r.completed_at),
-      soci::into(r.runner_name), soci::into(r.lease_id), soci::into(r.result), soci::into(r.settled_at);
-  static_cast<void>((p, ..., soci::use(uses)));
-  soci::statement st(p);
+  soci::statement st = OneTimeQuery(
+      s, std::string("SELECT ") + kForgeJobColumns + " FROM forge_jobs " + tail, soci::into(r.tier),
+      soci::into(r.job_id), soci::into(r.request_id), soci::into(r.repository), soci::into(r.workflow_ref),
+      soci::into(r.display_name), soci::into(r.workflow_run_id), soci::into(r.queued_at), soci::into(r.received_at),
+      soci::into(r.acquired_at), soci::into(r.started_at), soci::into(r.completed_at), soci::into(r.runner_name),
+      soci::into(r.lease_id), soci::into(r.result), soci::into(r.settled_at), soci::use(uses)...);
   st.execute();
   std::vector<ForgeJobRow> out;
   while (st.fetch()) out.push_back(r);

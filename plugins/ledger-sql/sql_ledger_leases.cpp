@@ -10,7 +10,7 @@ namespace {
 
 std::vector<std::string> SelectIds(soci::session& s, const std::string& sql, const std::string& arg) {
   std::string id;
-  soci::statement st = (s.prepare << sql, soci::into(id), soci::use(arg));
+  soci::statement st = OneTimeQuery(s, sql, soci::into(id), soci::use(arg));
   st.execute();
   std::vector<std::string> out;
   while (st.fetch()) out.push_back(id);
@@ -52,9 +52,11 @@ const std::vector<HostRoom>& SqlLedger::PlaceableFleet(soci::session& s, const s
   constexpr size_t kBatch = 1024;
   std::vector<std::string> name(kBatch), provider(kBatch), site(kBatch);
   std::vector<long long> vcpu(kBatch), memory(kBatch);
-  soci::statement st = (s.prepare << "SELECT name, provider, site, total_vcpu, total_memory FROM nodes "
-                                     "WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
-                        soci::into(name), soci::into(provider), soci::into(site), soci::into(vcpu), soci::into(memory));
+  soci::statement st =
+      OneTimeQuery(s,
+                   "SELECT name, provider, site, total_vcpu, total_memory FROM nodes "
+                   "WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
+                   soci::into(name), soci::into(provider), soci::into(site), soci::into(vcpu), soci::into(memory));
   st.execute();
   while (st.fetch()) {
     for (size_t i = 0; i < name.size(); ++i) {
@@ -102,10 +104,12 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
     long long used_vcpu = 0, used_memory = 0;
     {
       Held h;
-      soci::statement st = (s.prepare << std::string("SELECT ") + kChargedNode +
-                                             " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " +
-                                             kOpen + " GROUP BY " + kChargedNode,
-                            soci::into(h.host), soci::into(h.vcpu), soci::into(h.memory), soci::into(h.macos_slots));
+      soci::statement st =
+          OneTimeQuery(s,
+                       std::string("SELECT ") + kChargedNode +
+                           " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " + kOpen +
+                           " GROUP BY " + kChargedNode,
+                       soci::into(h.host), soci::into(h.vcpu), soci::into(h.memory), soci::into(h.macos_slots));
       st.execute();
       while (st.fetch()) {
         used_vcpu += h.vcpu;
@@ -121,8 +125,8 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
     std::map<std::string, long long> open_all, open_floor;
     {
       std::string t, host;
-      soci::statement st = (s.prepare << std::string("SELECT tier, ") + kChargedNode + " FROM leases WHERE " + kOpen,
-                            soci::into(t), soci::into(host));
+      soci::statement st = OneTimeQuery(s, std::string("SELECT tier, ") + kChargedNode + " FROM leases WHERE " + kOpen,
+                                        soci::into(t), soci::into(host));
       st.execute();
       while (st.fetch()) {
         open_all[t]++;
@@ -450,9 +454,10 @@ std::vector<JobRow> SqlLedger::RecentJobs(int64_t since_ns, uint32_t limit) {
     std::vector<std::string> ids;
     std::string id;
     const long long since = since_ns, n = std::min<uint32_t>(limit, 1000);
-    soci::statement st = (s.prepare << "SELECT lease_id FROM job_history WHERE assigned_at >= :s "
-                                       "ORDER BY assigned_at DESC, lease_id LIMIT :n",
-                          soci::into(id), soci::use(since), soci::use(n));
+    soci::statement st = OneTimeQuery(s,
+                                      "SELECT lease_id FROM job_history WHERE assigned_at >= :s "
+                                      "ORDER BY assigned_at DESC, lease_id LIMIT :n",
+                                      soci::into(id), soci::use(since), soci::use(n));
     st.execute();
     while (st.fetch()) ids.push_back(id);
     std::vector<JobRow> out;

@@ -22,13 +22,14 @@ const char* EnrollmentStateName(int32_t state) {
 
 std::vector<EnrollmentRow> SelectEnrollments(soci::session& s, const std::string& where, const std::string& arg) {
   EnrollmentRow e;
-  soci::details::prepare_temp_type p =
-      (s.prepare << "SELECT name, fingerprint, csr_pem, cert_pem, state, requested_at, decided_at, source "
-                    "FROM node_enrollments " + where + " ORDER BY name",
-       soci::into(e.name), soci::into(e.fingerprint), soci::into(e.csr_pem), soci::into(e.cert_pem),
-       soci::into(e.state), soci::into(e.requested_at), soci::into(e.decided_at), soci::into(e.source));
-  if (!arg.empty()) p, soci::use(arg);
-  soci::statement st(p);
+  soci::statement st(s);
+  Exchange(st, soci::into(e.name), soci::into(e.fingerprint), soci::into(e.csr_pem), soci::into(e.cert_pem),
+           soci::into(e.state), soci::into(e.requested_at), soci::into(e.decided_at), soci::into(e.source));
+  if (!arg.empty()) st.exchange(soci::use(arg));
+  PrepareOneTime(st,
+                 "SELECT name, fingerprint, csr_pem, cert_pem, state, requested_at, decided_at, source "
+                 "FROM node_enrollments " +
+                     where + " ORDER BY name");
   st.execute();
   std::vector<EnrollmentRow> out;
   while (st.fetch()) out.push_back(e);
@@ -76,10 +77,11 @@ void SqlLedger::CreateJoinToken(const std::string& hash, int64_t uses, int64_t e
 std::vector<TokenRow> SqlLedger::ListJoinTokens() {
   return Read([&](soci::session& s) {
     TokenRow t;
-    soci::statement st = (s.prepare << "SELECT token_sha256, note, uses_remaining, created_at, expires_at "
-                                       "FROM join_tokens ORDER BY created_at, token_sha256",
-                          soci::into(t.token_sha256), soci::into(t.note), soci::into(t.uses_remaining),
-                          soci::into(t.created_at), soci::into(t.expires_at));
+    soci::statement st = OneTimeQuery(s,
+                                      "SELECT token_sha256, note, uses_remaining, created_at, expires_at "
+                                      "FROM join_tokens ORDER BY created_at, token_sha256",
+                                      soci::into(t.token_sha256), soci::into(t.note), soci::into(t.uses_remaining),
+                                      soci::into(t.created_at), soci::into(t.expires_at));
     st.execute();
     std::vector<TokenRow> out;
     while (st.fetch()) out.push_back(t);
@@ -205,9 +207,10 @@ std::vector<std::string> SqlLedger::RevokeNode(const std::string& node, const st
     std::vector<std::string> serials;
     {
       std::string serial;
-      soci::statement st = (s.prepare << "SELECT serial FROM issued_certs WHERE node = :n AND not_after > :t AND "
-                                         "serial NOT IN (SELECT serial FROM revoked_certs) ORDER BY serial",
-                            soci::into(serial), soci::use(node), soci::use(now));
+      soci::statement st = OneTimeQuery(s,
+                                        "SELECT serial FROM issued_certs WHERE node = :n AND not_after > :t AND "
+                                        "serial NOT IN (SELECT serial FROM revoked_certs) ORDER BY serial",
+                                        soci::into(serial), soci::use(node), soci::use(now));
       st.execute();
       while (st.fetch()) serials.push_back(serial);
     }
@@ -236,11 +239,11 @@ std::vector<CertRow> SqlLedger::ListCerts(const std::string& node) {
         "LEFT JOIN revoked_certs r ON r.serial = i.serial ";
     if (!node.empty()) sql += "WHERE i.node = :n ";
     sql += "ORDER BY i.issued_at, i.serial";
-    soci::details::prepare_temp_type p = (s.prepare << sql, soci::into(c.serial), soci::into(c.node),
-                                          soci::into(c.source), soci::into(c.not_after), soci::into(c.issued_at),
-                                          soci::into(c.revoked));
-    if (!node.empty()) p, soci::use(node);
-    soci::statement st(p);
+    soci::statement st(s);
+    Exchange(st, soci::into(c.serial), soci::into(c.node), soci::into(c.source), soci::into(c.not_after),
+             soci::into(c.issued_at), soci::into(c.revoked));
+    if (!node.empty()) st.exchange(soci::use(node));
+    PrepareOneTime(st, sql);
     st.execute();
     std::vector<CertRow> out;
     while (st.fetch()) out.push_back(c);
