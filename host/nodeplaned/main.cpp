@@ -17,6 +17,7 @@
 #include "loader/host_services.h"
 #include "loader/plugin_check.h"
 #include "nodeplaned/daemon.h"
+#include "nodeplaned/memory_trim.h"
 #include "version.h"
 
 namespace {
@@ -115,14 +116,15 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
     return 1;
   }
   int sig = 0;
-  // While it waits for a stop signal, the main thread hands memory that was
-  // freed back to the kernel every ten seconds: a reconnect storm of ten
-  // thousand TLS handshakes leaves a hundred MiB or more free but resident
-  // in malloc's arenas otherwise (docs/performance.md).
+  // While it waits for a stop signal, the main thread looks every ten
+  // seconds whether a storm left memory to hand back (memory_trim.h).
   const timespec period{10, 0};
+#ifdef __GLIBC__
+  nodeplane::TrimPolicy trim;
+#endif
   while ((sig = sigtimedwait(&stop_signals, nullptr, &period)) < 0) {
 #ifdef __GLIBC__
-    malloc_trim(0);
+    if (trim.ShouldTrim(mallinfo2().fordblks)) malloc_trim(0);
 #endif
   }
   log.Info("host.stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
