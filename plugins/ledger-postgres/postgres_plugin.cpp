@@ -90,7 +90,13 @@ Dialect PostgresDialect(const std::string& schema, const np_host_v1* host) {
     auto* backend = static_cast<soci::postgresql_session_backend*>(s.get_backend());
     return backend == nullptr || PQstatus(backend->conn_) != CONNECTION_OK;
   };
-  d.writer_setup = {"SET search_path TO " + schema, "SET synchronous_commit TO on"};
+  // A writer stopped inside a transaction (a replica SIGSTOPped, a paused
+  // VM) keeps the advisory lock while its connection stays open, and every
+  // other writer, a replica taking over included, would wait for it forever.
+  // The server ends such a transaction after 5 s idle; the ledger's own write
+  // transactions run their statements back to back, never pausing that long.
+  d.writer_setup = {"SET search_path TO " + schema, "SET synchronous_commit TO on",
+                    "SET idle_in_transaction_session_timeout = '5s'"};
   d.reader_setup = {"SET search_path TO " + schema};
   return d;
 }

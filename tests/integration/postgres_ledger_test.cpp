@@ -1,13 +1,20 @@
 // ledger-postgres against a real server (NODEPLANE_TEST_PG_DSN; skipped
 // without it): a server restart makes calls fail as unavailable, never as a
 // verdict, and the same instance recovers without a restart of the host;
-// two instances on one database never both win the last capacity.
+// two instances on one database never both win the last capacity; a leader
+// stopped inside a write does not keep the others from taking over.
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "loader/host_services.h"
@@ -98,6 +105,67 @@ TEST_F(PostgresLedgerTest, ASessionIdleThroughARestartServesItsFirstCallAfterIt)
   auto escrow = ledger->Escrow("small", 1);
   ASSERT_TRUE(escrow.ok()) << escrow.status().ToString();
   EXPECT_EQ(escrow->size(), 1u);
+}
+
+// Issue 20: a replica SIGSTOPped in the middle of a write transaction holds
+// the ledger's write lock, and its connection stays open. The server ends
+// that transaction (the writer sessions' idle_in_transaction_session_timeout),
+// so another instance can still open the ledger and take over once the
+// stopped leader's term has passed.
+TEST_F(PostgresLedgerTest, ALeaderStoppedInsideAWriteDoesNotBlockTheTakeover) {
+  const int64_t term = 2'000'000'000;
+  const pid_t leader = ::fork();
+  ASSERT_GE(leader, 0);
+  if (leader == 0) {  // the child: leads, then writes back to back until stopped for good
+    auto a = Open();
+    if (a == nullptr) ::_exit(2);
+    auto won = a->Campaign("a", "a.example:7717", term);
+    if (!won.ok() || !won->active) ::_exit(3);
+    for (;;) static_cast<void>(a->Heartbeat("no-such-lease", 1));
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reap{leader};
+  // Stop it at a moment when it holds an advisory lock inside a transaction.
+  PGconn* c = PQconnectdb(dsn_.c_str());
+  ASSERT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  bool holding = false;
+  for (int attempt = 0; attempt < 5000 && !holding; ++attempt) {
+    ASSERT_EQ(::kill(leader, SIGSTOP), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(leader, &status, WUNTRACED), leader);
+    ASSERT_TRUE(WIFSTOPPED(status)) << "the leader exited with " << status;
+    PGresult* r = PQexec(c, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+                            "WHERE l.locktype = 'advisory' AND l.granted AND a.state = 'idle in transaction'");
+    holding = PQresultStatus(r) == PGRES_TUPLES_OK && std::atoi(PQgetvalue(r, 0, 0)) > 0;
+    PQclear(r);
+    if (!holding) ASSERT_EQ(::kill(leader, SIGCONT), 0);
+  }
+  PQfinish(c);
+  ASSERT_TRUE(holding) << "the leader was never stopped inside a write";
+  // Another instance opens the ledger and campaigns until it leads.
+  auto takeover = std::async(std::launch::async, [&]() -> Status {
+    auto b = Open();
+    if (b == nullptr) return Status::Internal("the second instance did not open");
+    for (;;) {
+      auto r = b->Campaign("b", "b.example:7717", term);
+      if (!r.ok()) return r.status();
+      if (r->active) return Status::Ok();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  // The term (2 s) and the server's timeout (5 s) bound it; 30 s is far past both.
+  if (takeover.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ::kill(leader, SIGKILL);  // lets the blocked instance go, so the test can end
+    takeover.wait();
+    FAIL() << "no takeover within 30 s while the stopped leader held the write lock";
+  }
+  Status s = takeover.get();
+  EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 TEST_F(PostgresLedgerTest, TwoInstancesOnOneDatabaseNeverBothWinTheLastCapacity) {
