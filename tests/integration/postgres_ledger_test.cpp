@@ -143,7 +143,9 @@ TEST_F(PostgresLedgerTest, ALeaderStoppedInsideAWriteDoesNotBlockTheTakeover) {
                             "WHERE l.locktype = 'advisory' AND l.granted AND a.state = 'idle in transaction'");
     holding = PQresultStatus(r) == PGRES_TUPLES_OK && std::atoi(PQgetvalue(r, 0, 0)) > 0;
     PQclear(r);
-    if (!holding) ASSERT_EQ(::kill(leader, SIGCONT), 0);
+    if (!holding) {
+      ASSERT_EQ(::kill(leader, SIGCONT), 0);
+    }
   }
   PQfinish(c);
   ASSERT_TRUE(holding) << "the leader was never stopped inside a write";
