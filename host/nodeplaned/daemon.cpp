@@ -41,6 +41,20 @@ Status PrepareStateDir(const std::string& dir) {
 
 Status Because(const std::string& what, const Status& s) { return Status(s.code(), what + ": " + s.message()); }
 
+// A listener on `listen` (an address the config loader validated), with the
+// header timeout every listener shares with the wire.
+wire::ListenerOptions Listener(std::string name, const std::string& listen, uint32_t max_connections,
+                               Nanos header_timeout) {
+  auto at = config::ParseListenAddress(listen);
+  wire::ListenerOptions o;
+  o.name = std::move(name);
+  o.host = at->host;
+  o.port = at->port;
+  o.max_connections = max_connections;
+  o.header_timeout = header_timeout;
+  return o;
+}
+
 }  // namespace
 
 Daemon::Daemon(config::Config cfg, Logger& log, OnDemoted on_demoted)
@@ -190,21 +204,16 @@ Status Daemon::Activate(std::optional<wire::ActiveReplica> leading) {
   // Machines without a certificate enroll on a listener of their own, with
   // its own connection budget (R04); validation guarantees TLS is configured.
   if (cfg_.bootstrap) {
-    auto at = config::ParseListenAddress(cfg_.bootstrap->listen);
     bootstrap_routes_ = std::make_unique<wire::BootstrapWire>(tls_->authority, ledger, log_,
                                                               cfg_.bootstrap->max_enrollments_in_flight);
-    wire::ListenerOptions b;
-    b.name = "bootstrap";
-    b.host = at->host;
-    b.port = at->port;
-    b.max_connections = cfg_.bootstrap->max_connections;
-    b.header_timeout = cfg_.wire.header_timeout;
+    wire::ListenerOptions b = Listener("bootstrap", cfg_.bootstrap->listen, cfg_.bootstrap->max_connections,
+                                       cfg_.wire.header_timeout);
     b.body_limit = wire::BootstrapWire::kEnrollBodyLimit;
     b.tls = tls_->tls;
     b.tls->require_client_cert = false;  // strangers are who this listener is for
     bootstrap_ = std::make_unique<wire::HttpServer>(b, *bootstrap_routes_, log_);
     if (Status s = bootstrap_->Start(); !s.ok()) return s;
-    log_.Info("bootstrap.listening", {{"address", at->host + ":" + std::to_string(bootstrap_->port())},
+    log_.Info("bootstrap.listening", {{"address", b.host + ":" + std::to_string(bootstrap_->port())},
                                       {"ca_fingerprint", tls_->authority.fingerprint()}});
   }
   admin::AdminDeps a;
@@ -228,23 +237,18 @@ Status Daemon::Activate(std::optional<wire::ActiveReplica> leading) {
 }
 
 Status Daemon::StartWire() {
-  auto listen = config::ParseListenAddress(cfg_.wire.listen);
-  wire::ListenerOptions opts;
-  opts.name = "wire";
-  opts.host = listen->host;
-  opts.port = listen->port;
-  opts.max_connections = cfg_.wire.max_connections;
-  opts.header_timeout = cfg_.wire.header_timeout;
+  wire::ListenerOptions opts =
+      Listener("wire", cfg_.wire.listen, cfg_.wire.max_connections, cfg_.wire.header_timeout);
   if (tls_) opts.tls = tls_->tls;
   wire_ = std::make_unique<wire::HttpServer>(opts, *wire_front_, log_);
   if (Status s = wire_->Start(); !s.ok()) return s;
   log_.Info("host.started", {{"deployment", cfg_.deployment},
                              {"version", NODEPLANE_VERSION},
                              {"state_dir", cfg_.state_dir},
-                             {"wire", listen->host + ":" + std::to_string(wire_->port())},
+                             {"wire", opts.host + ":" + std::to_string(wire_->port())},
                              {"tls", cfg_.wire.tls.has_value()},
                              {"admin_socket", cfg_.AdminSocketPath()}});
-  log_.Info("host.healthy", {{"url", std::string(cfg_.wire.tls ? "https://" : "http://") + listen->host + ":" +
+  log_.Info("host.healthy", {{"url", std::string(cfg_.wire.tls ? "https://" : "http://") + opts.host + ":" +
                                          std::to_string(wire_->port()) + "/healthz"}});
   return Status::Ok();
 }
@@ -279,15 +283,10 @@ Status Daemon::OpenMetrics() {
     }
   });
   if (cfg_.metrics.listen.empty()) return Status::Ok();
-  auto at = config::ParseListenAddress(cfg_.metrics.listen);
   metrics_routes_ = std::make_unique<observe::ObserveHandler>(
       observe::Sources{[this] { return Metrics(); }, [this] { return Overview(); }, [this] { return history_.Json(); }});
-  wire::ListenerOptions o;
-  o.name = "metrics";
-  o.host = at->host;
-  o.port = at->port;
-  o.max_connections = cfg_.metrics.max_connections;
-  o.header_timeout = cfg_.wire.header_timeout;
+  wire::ListenerOptions o =
+      Listener("metrics", cfg_.metrics.listen, cfg_.metrics.max_connections, cfg_.wire.header_timeout);
   o.body_limit = 4096;  // nothing here takes a body
   if (cfg_.metrics.tls) {
     wire::TlsOptions t;
@@ -306,9 +305,9 @@ Status Daemon::OpenMetrics() {
   }
   metrics_ = std::make_unique<wire::HttpServer>(o, *metrics_routes_, log_);
   if (Status s = metrics_->Start(); !s.ok()) return s;
-  log_.Info("metrics.listening", {{"address", at->host + ":" + std::to_string(metrics_->port())},
+  log_.Info("metrics.listening", {{"address", o.host + ":" + std::to_string(metrics_->port())},
                                   {"tls", cfg_.metrics.tls.has_value()},
-                                  {"dashboard", std::string(cfg_.metrics.tls ? "https://" : "http://") + at->host + ":" +
+                                  {"dashboard", std::string(cfg_.metrics.tls ? "https://" : "http://") + o.host + ":" +
                                                     std::to_string(metrics_->port()) + "/dashboard"}});
   return Status::Ok();
 }

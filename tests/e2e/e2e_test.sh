@@ -80,6 +80,15 @@ start_node() {
 
 ctl() { "$bin/nodeplanectl" --config "$dir/nodeplane.toml" "$@"; }
 
+# postgres_ledger SCHEMA [LINE...]: the [plugins.ledger] table of a config on
+# the PostgreSQL test server, in SCHEMA, with each LINE added to its config.
+postgres_ledger() {
+  printf '[plugins.ledger]\nlibrary = "ledger-postgres"\nprovides = ["ledger"]\n[plugins.ledger.config]\n'
+  printf 'dsn = "%s"\nschema = "%s"\n' "$NODEPLANE_TEST_PG_DSN" "$1"
+  shift
+  [ $# -eq 0 ] || printf '%s\n' "$@"
+}
+
 # wait_until DESCRIPTION COMMAND...: polls a condition for at most 30 s (or
 # $wait_s seconds when set, for a wait that outlasts a bounded retry),
 # measured by the clock: a condition that itself takes time to answer does
@@ -343,15 +352,7 @@ postgres-outage)
   [ -n "${NODEPLANE_TEST_PG_DSN:-}" ] && [ -n "${NODEPLANE_TEST_PG_PAUSE:-}" ] || { echo "PostgreSQL test server not set: skipped"; exit 77; }
   write_config
   sed -i '/^\[plugins\.ledger\]/,$d' "$dir/nodeplane.toml"
-  cat >>"$dir/nodeplane.toml" <<TOML
-[plugins.ledger]
-library = "ledger-postgres"
-provides = ["ledger"]
-[plugins.ledger.config]
-dsn = "$NODEPLANE_TEST_PG_DSN"
-schema = "e2e_outage_$$"
-quarantine_grace_seconds = 1
-TOML
+  postgres_ledger "e2e_outage_$$" "quarantine_grace_seconds = 1" >>"$dir/nodeplane.toml"
   start_host
   start_node n1
   wait_until "n1 to register" node_is n1 live
@@ -432,14 +433,7 @@ postgres-job)
   [ -n "${NODEPLANE_TEST_PG_DSN:-}" ] || { echo "NODEPLANE_TEST_PG_DSN is not set: skipped"; exit 77; }
   write_config
   sed -i '/^\[plugins\.ledger\]/,$d' "$dir/nodeplane.toml"
-  cat >>"$dir/nodeplane.toml" <<TOML
-[plugins.ledger]
-library = "ledger-postgres"
-provides = ["ledger"]
-[plugins.ledger.config]
-dsn = "$NODEPLANE_TEST_PG_DSN"
-schema = "e2e_$$"
-TOML
+  postgres_ledger "e2e_$$" >>"$dir/nodeplane.toml"
   start_host
   grep -q "event=plugin.opened instance=ledger interface=ledger plugin=ledger-postgres" "$dir/host.log" \
     || fail "the host did not open ledger-postgres"
@@ -1103,15 +1097,8 @@ print(*[x.getsockname()[1] for x in s])')
     p=$([ $r = a ] && echo $pa || echo $pb)
     sed -e "s|^state_dir = .*|state_dir = \"$dir/host-$r\"|" -e "s|^listen = \"127.0.0.1:$port\"|listen = \"127.0.0.1:$p\"|" \
       "$dir/nodeplane.toml" >"$dir/$r.toml"
+    postgres_ledger "ha_$$" "barrier_grace_seconds = 1" "quarantine_grace_seconds = 1" >>"$dir/$r.toml"
     cat >>"$dir/$r.toml" <<TOML
-[plugins.ledger]
-library = "ledger-postgres"
-provides = ["ledger"]
-[plugins.ledger.config]
-dsn = "$NODEPLANE_TEST_PG_DSN"
-schema = "ha_$$"
-barrier_grace_seconds = 1
-quarantine_grace_seconds = 1
 [ha]
 replica = "$r"
 advertise = "127.0.0.1:$p"
