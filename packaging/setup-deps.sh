@@ -9,7 +9,7 @@ packages=(
   cmake ninja-build ccache g++ clang libclang-rt-14-dev pkg-config
   # libraries (Boost 1.81: never libboost-all-dev, which is 1.74 and conflicts)
   libboost1.81-dev libboost-json1.81-dev libboost-system1.81-dev libboost-filesystem1.81-dev
-  libssl-dev libtomlplusplus-dev libsoci-dev libsqlite3-dev libpq-dev
+  libssl-dev libtomlplusplus-dev libsoci-dev libsqlite3-dev libpq-dev libjemalloc-dev
   # tests (prometheus: promtool and a real scrape; chromium: the dashboard as a person sees it)
   googletest libgtest-dev postgresql curl openssl python3 prometheus chromium
   # packaging checks

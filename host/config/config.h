@@ -46,6 +46,9 @@ struct WireConfig {
   Nanos header_timeout = 10s;
   Nanos inventory_interval = 30s;  // between barrier rounds asking the fleet what it runs
   uint32_t max_connections = 20000;
+  // Threads that run the listener (TLS, HTTP, the routes that do not block);
+  // 0: one per core, as a busy fleet's handshakes and polls need them all.
+  uint32_t io_threads = 0;
 };
 
 // The listener for machines that hold no certificate yet (GET /v1/ca,

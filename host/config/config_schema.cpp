@@ -80,6 +80,7 @@ class SchemaReader {
     r.Duration("header_timeout", w.header_timeout);
     r.Duration("inventory_interval", w.inventory_interval);
     r.UInt32("max_connections", w.max_connections, 1, 1'000'000);
+    r.UInt32("io_threads", w.io_threads, 0, 64);
     if (const toml::table* tls = r.SubTable("tls")) {
       TableReader tr(*tls, "wire.tls", diag_);
       TlsConfig c;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <thread>
 #include <cerrno>
 #include <cstdlib>
 #include <condition_variable>
@@ -239,6 +240,7 @@ Status Daemon::Activate(std::optional<wire::ActiveReplica> leading) {
 Status Daemon::StartWire() {
   wire::ListenerOptions opts =
       Listener("wire", cfg_.wire.listen, cfg_.wire.max_connections, cfg_.wire.header_timeout);
+  opts.threads = cfg_.wire.io_threads != 0 ? cfg_.wire.io_threads : std::max(1u, std::thread::hardware_concurrency());
   if (tls_) opts.tls = tls_->tls;
   wire_ = std::make_unique<wire::HttpServer>(opts, *wire_front_, log_);
   if (Status s = wire_->Start(); !s.ok()) return s;

@@ -117,13 +117,15 @@ int Serve(const nodeplane::config::Config& cfg, Logger& log) {
   }
   int sig = 0;
   // While it waits for a stop signal, the main thread looks every ten
-  // seconds whether a storm left memory to hand back (memory_trim.h).
+  // seconds whether a storm left memory to hand back (memory_trim.h). With
+  // jemalloc, glibc's arenas hold nothing, and jemalloc hands pages back by
+  // itself as they stay unused (its decay).
   const timespec period{10, 0};
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(NODEPLANE_WITH_JEMALLOC)
   nodeplane::TrimPolicy trim;
 #endif
   while ((sig = sigtimedwait(&stop_signals, nullptr, &period)) < 0) {
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(NODEPLANE_WITH_JEMALLOC)
     if (trim.ShouldTrim(mallinfo2().fordblks)) malloc_trim(0);
 #endif
   }

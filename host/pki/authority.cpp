@@ -233,28 +233,33 @@ Result<std::string> NewJoinToken() {
 Result<CertInfo> InspectCert(const std::string& cert_pem) {
   Cert x = ReadCert(cert_pem);
   if (!x) return Status::Invalid("not a PEM certificate");
+  return InspectCert(*x);
+}
+
+CertInfo InspectCert(const X509& cert) {
+  X509* x = const_cast<X509*>(&cert);  // X509_check_ca's signature lacks the const; nothing is changed
   CertInfo info;
-  info.common_name = NameEntry(X509_get_subject_name(x.get()), NID_commonName);
-  info.organization = NameEntry(X509_get_subject_name(x.get()), NID_organizationName);
-  Bn serial(ASN1_INTEGER_to_BN(X509_get0_serialNumber(x.get()), nullptr));
+  info.common_name = NameEntry(X509_get_subject_name(x), NID_commonName);
+  info.organization = NameEntry(X509_get_subject_name(x), NID_organizationName);
+  Bn serial(ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), nullptr));
   char* hex = BN_bn2hex(serial.get());
   info.serial = hex;
   OPENSSL_free(hex);
   for (char& c : info.serial) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   info.serial.erase(0, std::min(info.serial.find_first_not_of('0'), info.serial.size() - 1));
   unsigned char* der = nullptr;
-  int n = i2d_X509(x.get(), &der);
+  int n = i2d_X509(x, &der);
   info.fingerprint = FingerprintOfDER(std::string(reinterpret_cast<char*>(der), static_cast<size_t>(n)));
   OPENSSL_free(der);
   unsigned char digest[SHA256_DIGEST_LENGTH];
   const unsigned char* issuer_der = nullptr;
   size_t issuer_len = 0;
-  X509_NAME_get0_der(X509_get_issuer_name(x.get()), &issuer_der, &issuer_len);
+  X509_NAME_get0_der(X509_get_issuer_name(x), &issuer_der, &issuer_len);
   SHA256(issuer_der, issuer_len, digest);
   info.issuer_sha256 = Hex(digest, sizeof digest);
-  info.not_before_ns = TimeNs(X509_get0_notBefore(x.get()));
-  info.not_after_ns = TimeNs(X509_get0_notAfter(x.get()));
-  info.is_ca = X509_check_ca(x.get()) != 0;
+  info.not_before_ns = TimeNs(X509_get0_notBefore(x));
+  info.not_after_ns = TimeNs(X509_get0_notAfter(x));
+  info.is_ca = X509_check_ca(x) != 0;
   return info;
 }
 

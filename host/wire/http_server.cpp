@@ -36,11 +36,10 @@
 #include <atomic>
 #include <cctype>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core.hpp>
-#include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
-#include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -49,6 +48,7 @@
 
 #include "pki/authority.h"
 #include "protocol/codec.h"
+#include "wire/tls_socket_stream.h"
 
 namespace nodeplane::wire {
 
@@ -190,7 +190,7 @@ struct HttpServer::Impl {
   // By address, so a closing connection (one of ten thousand) finds itself
   // in O(1).
   std::unordered_map<ConnectionBase*, std::shared_ptr<ConnectionBase>> connections;
-  std::optional<asio::ssl::context> ssl;  // set when the listener serves TLS
+  std::optional<asio::ssl::context> ssl;  // set when the listener serves TLS; its SSL_CTX is used
   std::atomic<uint32_t> open{0};
   uint16_t bound_port = 0;
   bool started = false;
@@ -200,32 +200,28 @@ struct HttpServer::Impl {
 std::shared_ptr<const PeerCertificate> VerifiedPeer(SSL* ssl) {
   X509* cert = SSL_get0_peer_certificate(ssl);
   if (cert == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return nullptr;
-  BIO* bio = BIO_new(BIO_s_mem());
-  PEM_write_bio_X509(bio, cert);
-  char* data = nullptr;
-  long n = BIO_get_mem_data(bio, &data);
-  auto info = pki::InspectCert(std::string(data, static_cast<size_t>(n)));
-  BIO_free(bio);
-  if (!info.ok()) return nullptr;
+  pki::CertInfo info = pki::InspectCert(*cert);
   return std::make_shared<const PeerCertificate>(
-      PeerCertificate{info->common_name, info->serial, info->issuer_sha256, info->not_before_ns});
+      PeerCertificate{std::move(info.common_name), std::move(info.serial), std::move(info.issuer_sha256),
+                      info.not_before_ns});
 }
 
-// One connection over `Stream`: beast::tcp_stream, or an ssl_stream over one.
+// One connection over `Stream`: the plain socket, or TLS over it.
 template <typename Stream>
 class Connection : public ConnectionBase {
  public:
-  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+  static constexpr bool kTls = std::is_same_v<Stream, TlsSocketStream>;
 
   template <typename... Args>
-  Connection(HttpServer::Impl& server, Args&&... args) : stream_(std::forward<Args>(args)...), server_(server) {}
+  Connection(HttpServer::Impl& server, tcp::socket socket, Args&&... args)
+      : stream_(std::move(socket), std::forward<Args>(args)...), deadline_(stream_.get_executor()), server_(server) {}
 
   void Start() override {
     if constexpr (kTls) {
       // The handshake is bounded like a request head: a stranger who opens
       // a connection and says nothing is dropped.
-      beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
-      stream_.async_handshake(asio::ssl::stream_base::server, [self = Self()](beast::error_code ec) {
+      Deadline(server_.opts.header_timeout);
+      stream_.async_handshake([self = Self()](beast::error_code ec) {
         if (ec) return self->Shutdown();
         self->peer_ = VerifiedPeer(self->stream_.native_handle());
         self->ReadHeader();
@@ -242,13 +238,27 @@ class Connection : public ConnectionBase {
  private:
   std::shared_ptr<Connection> Self() { return std::static_pointer_cast<Connection>(shared_from_this()); }
 
+  // The connection is closed if it is still waiting on its peer at `after`
+  // from now; a later Deadline or NoDeadline replaces it.
+  void Deadline(std::chrono::steady_clock::duration after) {
+    deadline_.expires_after(after);
+    deadline_.async_wait([weak = std::weak_ptr<Connection>(Self())](beast::error_code ec) {
+      auto self = weak.lock();
+      // A deadline moved after this one fired, before its handler ran, stands.
+      if (ec || !self || self->deadline_.expiry() > std::chrono::steady_clock::now()) return;
+      self->Shutdown();
+    });
+  }
+
+  void NoDeadline() { deadline_.expires_at(std::chrono::steady_clock::time_point::max()); }
+
   void ReadHeader() {
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
     // The body limit is checked against Content-Length by OnHeader, so the
     // refusal can say how large the body was; it is armed before the body.
     parser_->body_limit(boost::none);
-    beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
+    Deadline(server_.opts.header_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = Self()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
@@ -273,7 +283,7 @@ class Connection : public ConnectionBase {
                                      std::to_string(server_.opts.body_limit) + " bytes"));
     }
     parser_->body_limit(server_.opts.body_limit);
-    beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
+    Deadline(server_.opts.header_timeout);
     http::async_read(stream_, buffer_, *parser_, [self = Self()](beast::error_code e, size_t) { self->OnBody(e); });
   }
 
@@ -283,7 +293,7 @@ class Connection : public ConnectionBase {
       return Write(ErrorResponse(413, "refused", "request body exceeds the limit"));
     }
     if (ec) return Shutdown();
-    beast::get_lowest_layer(stream_).expires_never();  // the handler may hold this request (a long poll)
+    NoDeadline();  // the handler may hold this request (a long poll)
     auto msg = parser_->release();
     // A parked poll holds its connection for up to a poll window: it keeps
     // no parser and no read buffer meanwhile.
@@ -351,7 +361,7 @@ class Connection : public ConnectionBase {
     res->body() = std::move(r.body);
     res->keep_alive(keep_alive_);
     res->prepare_payload();
-    beast::get_lowest_layer(stream_).expires_after(kWriteTimeout);
+    Deadline(kWriteTimeout);
     http::async_write(stream_, *res, [self = Self(), res, unsent](beast::error_code ec, size_t) {
       if (ec) {
         if (unsent) unsent();
@@ -361,7 +371,7 @@ class Connection : public ConnectionBase {
       if (self->watching_) {
         // The watch's read is the start of the next request's head (5).
         self->resume_ = true;
-        beast::get_lowest_layer(self->stream_).expires_after(self->server_.opts.header_timeout);
+        self->Deadline(self->server_.opts.header_timeout);
         return;
       }
       self->ReadHeader();
@@ -373,12 +383,15 @@ class Connection : public ConnectionBase {
     closed_ = true;
     if (holding_ && client_) client_->MarkGone();
     beast::error_code ignored;
-    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
-    beast::get_lowest_layer(stream_).close();
+    deadline_.cancel();
+    tcp::socket& socket = beast::get_lowest_layer(stream_);
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
     server_.Unregister(this);
   }
 
   Stream stream_;
+  asio::steady_timer deadline_;
   std::shared_ptr<const PeerCertificate> peer_;
   HttpServer::Impl& server_;
   beast::flat_buffer buffer_;
@@ -432,9 +445,9 @@ void HttpServer::Impl::Accept() {
     } else {
       std::shared_ptr<ConnectionBase> c;
       if (ssl) {
-        c = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket), *ssl);
+        c = std::make_shared<Connection<TlsSocketStream>>(*this, std::move(socket), ssl->native_handle());
       } else {
-        c = std::make_shared<Connection<beast::tcp_stream>>(*this, std::move(socket));
+        c = std::make_shared<Connection<tcp::socket>>(*this, std::move(socket));
       }
       Register(c);
       c->Start();
@@ -457,6 +470,9 @@ Status HttpServer::Impl::ConfigureTls() {
   // is cached or ticketed, since nodes hold one long-lived connection and
   // never resume.
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  // A record is read in one system call rather than its header and its body
+  // in two (tls_socket_stream.h lets OpenSSL read the socket itself).
+  SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_num_tickets(ctx, 0);
   beast::error_code ec;

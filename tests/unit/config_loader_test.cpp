@@ -55,6 +55,7 @@ TEST(ConfigLoader, AcceptsTheSmallestConfigWithDefaults) {
   EXPECT_FALSE(c.wire.tls.has_value());
   EXPECT_EQ(c.wire.poll_window, std::chrono::seconds(50));
   EXPECT_EQ(c.wire.command_timeout, std::chrono::minutes(10));
+  EXPECT_EQ(c.wire.io_threads, 0u);  // one per core
   EXPECT_EQ(c.leases.ttl, std::chrono::seconds(90));
   EXPECT_EQ(c.admin.mode, 0660u);
   EXPECT_EQ(c.AdminSocketPath(), "/var/lib/nodeplane-test/admin.sock");
@@ -71,7 +72,7 @@ TEST(ConfigLoader, AcceptsAFullConfig) {
                       "library = \"/opt/np/jit-github.so\"\n"
                       "provides = [\"jit\"]\n"
                       "[log]\nlevel = \"debug\"\nformat = \"json\"\n"
-                      "[wire]\nlisten = \"0.0.0.0:7717\"\npoll_window = \"30s\"\ncommand_timeout = \"5m\"\n"
+                      "[wire]\nlisten = \"0.0.0.0:7717\"\npoll_window = \"30s\"\ncommand_timeout = \"5m\"\nio_threads = 3\n"
                       "[wire.tls]\nserver_names = [\"cp.example.com\"]\n"
                       "[bootstrap]\nlisten = \"0.0.0.0:7718\"\nmax_connections = 16\n"
                       "[leases]\nttl = \"2m\"\nreap_interval = \"20s\"\n"
@@ -87,6 +88,7 @@ TEST(ConfigLoader, AcceptsAFullConfig) {
   EXPECT_EQ(c.log_format, LogFormat::kJson);
   ASSERT_TRUE(c.wire.tls.has_value());
   EXPECT_EQ(c.wire.tls->server_names.size(), 1u);
+  EXPECT_EQ(c.wire.io_threads, 3u);
   ASSERT_TRUE(c.bootstrap.has_value());
   EXPECT_EQ(c.bootstrap->max_connections, 16u);
   EXPECT_EQ(c.limits.max_memory, 256ull << 30);
@@ -163,6 +165,10 @@ TEST(ConfigLoader, RefusesAWrongType) {
 TEST(ConfigLoader, RefusesAnOutOfRangeInteger) {
   ExpectError(std::string(kBase) + "[wire]\nmax_connections = 0\n", "wire.max_connections", 7,
               "between 1 and 1000000");
+}
+
+TEST(ConfigLoader, RefusesMoreIoThreadsThanTheLimit) {
+  ExpectError(std::string(kBase) + "[wire]\nio_threads = 65\n", "wire.io_threads", 7, "between 0 and 64");
 }
 
 TEST(ConfigLoader, RefusesADurationWithoutUnit) {
