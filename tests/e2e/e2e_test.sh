@@ -1150,11 +1150,13 @@ TOML
   # and waits until a replica serves as active at a later generation (the
   # other one, or the killed one back first, restarted by its supervisor);
   # records how long that took.
+  # The active replica and its generation, read together: one that loses its
+  # term between the two reads (a reset connection, an empty answer) is
+  # asked again rather than compared as generation "".
+  active_generation() { from=$(active_port) && gen=$(generation "$from") && [ -n "$gen" ]; }
   takeover() {
     local from gen t0
-    wait_until "a replica to be active" active_port
-    from=$(active_port)
-    gen=$(generation "$from")
+    wait_until "a replica to be active and tell its generation" active_generation
     stopped=$([ "$from" = $pa ] && echo a || echo b)
     t0=$(now_ms)
     kill -$1 "$(cat "$dir/$stopped.pid")"

@@ -448,7 +448,9 @@ Child* GithubSchemaTest::prism_ = nullptr;
 TEST_F(GithubSchemaTest, EveryRequestThePluginSendsPassesGithubsRequestValidation) {
   ASSERT_TRUE(std::filesystem::exists(kDoubles + "/node_modules/.bin/prism"))
       << "run packaging/setup-test-doubles.sh to install the GitHub test doubles";
-  ASSERT_TRUE(prism_->AwaitLine("Prism is listening on")) << ReadAll(*dir_ + "/prism.log");
+  // Prism reads GitHub's whole description before it listens: 20-30 s
+  // alone here, past a minute beside the suite's end-to-end cases.
+  ASSERT_TRUE(prism_->AwaitLine("Prism is listening on", std::chrono::seconds(150))) << ReadAll(*dir_ + "/prism.log");
   testing::MakeAppKey(*dir_ + "/app.pem", *dir_ + "/app.pub");
   WriteText(*dir_ + "/token", "ghp_example\n");
   // An organisation and a repository with an App (the installation looked

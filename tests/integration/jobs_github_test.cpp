@@ -334,7 +334,9 @@ TEST(JobsGithubSchemaTest, TheRegistrationTokenRequestPassesGithubsRequestValida
     testing::Child prism({kDoubles + "/node_modules/.bin/prism", "mock", "--errors", "-h", "127.0.0.1", "-p",
                           std::to_string(port), kDoubles + "/node_modules/@octokit/openapi/generated/ghes-3.19.json"},
                          dir + "/prism.log");
-    ASSERT_TRUE(prism.AwaitLine("Prism is listening on")) << ReadAll(dir + "/prism.log");
+    // Prism reads GitHub's whole description before it listens: 20-30 s
+    // alone here, past a minute beside the suite's end-to-end cases.
+    ASSERT_TRUE(prism.AwaitLine("Prism is listening on", std::chrono::seconds(150))) << ReadAll(dir + "/prism.log");
     testing::MakeAppKey(dir + "/app.pem", dir + "/app.pub");
     std::FILE* log_file = std::fopen((dir + "/host.log").c_str(), "w");
     {
