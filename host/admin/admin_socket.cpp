@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 
 namespace nodeplane::admin {
@@ -19,6 +20,8 @@ struct AdminSocket::Connection {
 };
 
 namespace {
+
+constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
 
 bool WriteAll(int fd, const std::string& text) {
   size_t off = 0;
@@ -95,12 +98,28 @@ Status AdminSocket::Start() {
 }
 
 void AdminSocket::Accept(std::stop_token stop) {
+  bool failing = false;
   while (!stop.stop_requested()) {
     pollfd p{listen_fd_, POLLIN, 0};
     int ready = ::poll(&p, 1, 200);  // wakes to notice a stop
     if (ready <= 0) continue;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      // Out of descriptors, most often: the caller stays in the backlog and
+      // poll() reports it again at once, so pause instead of spinning (as
+      // the wire's listener does), and say so once per run of failures.
+      ++accept_failures_;
+      if (!failing) {
+        failing = true;
+        log_.Warn("admin.accept_failed", {{"path", o_.path}, {"error", std::strerror(errno)}});
+      }
+      std::mutex m;
+      std::unique_lock pause(m);
+      std::condition_variable_any().wait_for(pause, stop, kAcceptRetry, [] { return false; });
+      continue;
+    }
+    failing = false;
     std::lock_guard lock(mu_);
     connections_.remove_if([](const std::unique_ptr<Connection>& c) { return c->done.load(); });
     if (connections_.size() >= o_.max_connections) {

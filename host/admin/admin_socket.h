@@ -49,6 +49,8 @@ class AdminSocket {
   // of file), applies mode/owner/group, and starts accepting.
   Status Start();
   void Stop();
+  // Accepts that failed, each followed by a pause (a test hook).
+  uint64_t accept_failures() const { return accept_failures_.load(); }
 
  private:
   struct Connection;
@@ -59,6 +61,7 @@ class AdminSocket {
   Handler handler_;
   Logger& log_;
   int listen_fd_ = -1;
+  std::atomic<uint64_t> accept_failures_{0};
   std::jthread acceptor_;
   std::mutex mu_;
   std::list<std::unique_ptr<Connection>> connections_;

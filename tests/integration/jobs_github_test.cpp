@@ -280,7 +280,7 @@ TEST_F(JobsGithubTest, CancelEndsAParkedPollAtOnce) {
   auto& src = Source();
   const auto [id, session] = Opened(src);
   ASSERT_NE(session, 0u);
-  auto poll = std::async(std::launch::async, [&] { return src.NextMessage(session, 0, 1, seconds(90)); });
+  auto poll = std::async(std::launch::async, [&, session = session] { return src.NextMessage(session, 0, 1, seconds(90)); });
   // Parked: the fake has the poll.
   while (Requests("GET /actions-queue/") == 0) std::this_thread::yield();
   const auto cancelled = std::chrono::steady_clock::now();
