@@ -2,7 +2,6 @@
 // pauses between tries instead of spinning on a caller poll() keeps
 // reporting, serves the caller once a descriptor is free, and still stops.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include <thread>
 
 #include "admin/admin_socket.h"
+#include "descriptor_limit.h"
 
 namespace nodeplane::admin {
 namespace {
@@ -29,17 +29,11 @@ TEST(AdminSocket, OutOfDescriptorsItPausesInsteadOfSpinningThenServes) {
   AdminSocket socket(o, [](const std::string&, const AdminSocket::Progress&, std::stop_token) { return "{\"ok\":true}"; },
                      log);
   ASSERT_TRUE(socket.Start().ok());
-  rlimit saved{};
-  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
-  struct Restore {
-    rlimit limit;
-    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
-  } restore{saved};
+  testing::DescriptorLimit descriptors;
   // A socket takes the lowest free descriptor, so with the limit just above
   // it the process has none left for the accept.
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  rlimit tight{static_cast<rlim_t>(fd) + 1, saved.rlim_max};
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  ASSERT_TRUE(descriptors.ExhaustAbove(fd));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, o.path.c_str(), sizeof addr.sun_path - 1);
@@ -56,7 +50,7 @@ TEST(AdminSocket, OutOfDescriptorsItPausesInsteadOfSpinningThenServes) {
   // of times by then.
   EXPECT_GE(elapsed, std::chrono::milliseconds(150)) << failures << " failed accepts";
 
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(descriptors.Restore());
   const char request[] = "{}\n";
   ASSERT_EQ(::send(fd, request, sizeof request - 1, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof request - 1));
   timeval tv{10, 0};

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "descriptor_limit.h"
 #include "raw_http.h"
 #include "wire/node_wire.h"
 
@@ -190,18 +191,12 @@ TEST(HttpServer, OutOfDescriptorsItPausesResumesAndStillStops) {
   ParkingHandler handler;
   HttpServer server(Loopback(), handler, log);
   ASSERT_TRUE(server.Start().ok());
-  rlimit saved{};
-  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
-  struct Restore {
-    rlimit limit;
-    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
-  } restore{saved};
+  testing::DescriptorLimit limit;
   // A socket takes the lowest free descriptor, so with the limit just above
   // it the process has none left for the server's accept.
   auto connect_with_no_descriptor_left = [&]() -> int {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    rlimit tight{static_cast<rlim_t>(fd) + 1, saved.rlim_max};
-    EXPECT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+    EXPECT_TRUE(limit.ExhaustAbove(fd));
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(server.port());
@@ -218,7 +213,7 @@ TEST(HttpServer, OutOfDescriptorsItPausesResumesAndStillStops) {
   int first = connect_with_no_descriptor_left();
   ASSERT_TRUE(wait_for_failures(2));  // failed, paused, failed again
   EXPECT_EQ(server.open_connections(), 0u);
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(limit.Restore());
   WaitForOpenConnections(server, 1);  // the next try takes it
 
   int second = connect_with_no_descriptor_left();
