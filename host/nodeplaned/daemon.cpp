@@ -5,13 +5,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <thread>
 #include <cerrno>
 #include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "common/file_text.h"
 

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/resource.h>
 
 #include <condition_variable>
 #include <cstdlib>
