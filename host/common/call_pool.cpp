@@ -3,7 +3,7 @@
 namespace nodeplane {
 
 CallPool::CallPool(unsigned threads) {
-  for (unsigned i = 0; i < (threads == 0 ? 1 : threads); ++i) threads_.emplace_back([this] { Work(); });
+  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
 }
 
 CallPool::~CallPool() {
@@ -16,6 +16,10 @@ CallPool::~CallPool() {
 }
 
 void CallPool::Submit(std::function<void()> job) {
+  if (threads_.empty()) {
+    job();
+    return;
+  }
   {
     std::lock_guard lock(mu_);
     queue_.push_back(std::move(job));

@@ -9,6 +9,10 @@
 // Run() times each call (queueing included) into the pool's Histogram,
 // which is how plugin and ledger call latency reaches the metrics.
 //
+// A pool of no threads runs every job on the caller's thread, timed the same:
+// what a plugin instance that takes calls from any thread
+// (NP_CALLS_ANY_THREAD) gets, so its callers are none the wiser.
+//
 // Thread-safe. Destruction drains queued calls, then joins.
 #pragma once
 
@@ -28,7 +32,7 @@ namespace nodeplane {
 
 class CallPool {
  public:
-  explicit CallPool(unsigned threads);
+  explicit CallPool(unsigned threads);  // 0: jobs run on the caller's thread
   ~CallPool();
   CallPool(const CallPool&) = delete;
   CallPool& operator=(const CallPool&) = delete;
@@ -40,8 +44,12 @@ class CallPool {
     const auto start = std::chrono::steady_clock::now();
     std::packaged_task<std::invoke_result_t<F>()> task(std::forward<F>(fn));
     auto result = task.get_future();
-    Submit([&task] { task(); });
-    result.wait();
+    if (threads_.empty()) {
+      task();
+    } else {
+      Submit([&task] { task(); });
+      result.wait();
+    }
     latency_.Observe(std::chrono::steady_clock::now() - start);
     return result.get();
   }

@@ -129,12 +129,20 @@ Result<std::unique_ptr<LedgerAdapter>> LedgerAdapter::Create(std::shared_ptr<con
   auto self = CreateInstance(*vt, host, config_json, validate_only, who);
   if (!self.ok()) return self.status();
   if (validate_only) return std::unique_ptr<LedgerAdapter>();
-  return std::unique_ptr<LedgerAdapter>(new LedgerAdapter(std::move(library), who, *vt, *self, threads));
+  // Asked once, before any other call (np_ledger_v1.call_model); a plugin
+  // built before the slot keeps its pool.
+  const bool any_thread = vt->call_model != nullptr && (vt->call_model(*self) & NP_CALLS_ANY_THREAD) != 0;
+  return std::unique_ptr<LedgerAdapter>(new LedgerAdapter(std::move(library), who, *vt, *self, any_thread, threads));
 }
 
 LedgerAdapter::LedgerAdapter(std::shared_ptr<const PluginLibrary> library, std::string who, np_ledger_v1 vt,
-                             void* self, unsigned threads)
-    : library_(std::move(library)), who_(std::move(who)), vt_(vt), self_(self), pool_(threads) {}
+                             void* self, bool any_thread, unsigned threads)
+    : library_(std::move(library)),
+      who_(std::move(who)),
+      vt_(vt),
+      self_(self),
+      any_thread_(any_thread),
+      pool_(any_thread ? 0 : threads) {}
 
 LedgerAdapter::~LedgerAdapter() { vt_.destroy(self_); }
 

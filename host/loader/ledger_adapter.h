@@ -1,6 +1,8 @@
 // A nodeplane.ledger plugin instance behind the ports::Ledger interfaces.
 //
-// Every call runs on the instance's own CallPool (plugin calls block); every
+// Every call runs on the instance's own CallPool (plugin calls block), or on
+// the caller's thread when the instance takes calls from any thread
+// (np_ledger_v1.call_model: NP_CALLS_ANY_THREAD); every
 // record the plugin puts to a sink is copied in by the size the plugin
 // declared, so a plugin built against an older header, whose records are
 // shorter, reads as having the newer fields absent.
@@ -29,6 +31,9 @@ class LedgerAdapter : public ports::Ledger {
   ~LedgerAdapter() override;
   // How long calls take, queueing on the instance's pool included.
   const Histogram& call_latency() const { return pool_.latency(); }
+  // Whether calls run on the caller's thread (the plugin said
+  // NP_CALLS_ANY_THREAD) rather than on the instance's pool.
+  bool calls_on_caller_thread() const { return any_thread_; }
 
   // LeaseStore
   Status Bind(const std::string& lease, int64_t epoch, const std::string& node,
@@ -118,9 +123,10 @@ class LedgerAdapter : public ports::Ledger {
 
  private:
   LedgerAdapter(std::shared_ptr<const PluginLibrary> library, std::string who, np_ledger_v1 vt, void* self,
-                unsigned threads);
+                bool any_thread, unsigned threads);
 
-  // Runs `call(self, np_error*)` on the pool; the Status of its np_code.
+  // Runs `call(self, np_error*)` on the pool (here when any_thread_: a pool
+  // of no threads); the Status of its np_code.
   template <typename F>
   Status Call(F&& call);
   Status NoJournal() const;
@@ -131,7 +137,8 @@ class LedgerAdapter : public ports::Ledger {
   np_ledger_v1 vt_;
   void* self_;
   RevocationMemo revocations_;  // CertRevokedFor's answers, forgotten at each revocation
-  CallPool pool_;
+  bool any_thread_;
+  CallPool pool_;  // of no threads when any_thread_: it only times the calls
 };
 
 }  // namespace nodeplane::loader

@@ -469,6 +469,11 @@ np_ledger_v1 MakeLedgerVtable(CreateFn create) {
     });
   };
   v.resign = [](void* self, np_error* err) { return Guard(err, [&] { L(self).Resign(); }); };
+  // Nothing in a SqlLedger belongs to a thread: the writer session is behind
+  // a mutex (L1), readers are checked out of a pool (L2), so any number of
+  // the host's threads may call at once, and under load more writes share a
+  // group commit (L8) than the host's pool of four would bring.
+  v.call_model = [](void*) -> uint32_t { return NP_CALLS_ANY_THREAD; };
   return v;
 }
 

@@ -324,6 +324,7 @@ int main(void) {
   OFF(np_ledger_v1, unsettled_forge_jobs);
   OFF(np_ledger_v1, campaign);
   OFF(np_ledger_v1, resign);
+  OFF(np_ledger_v1, call_model);
   SIZE(np_jit_set_v1);
   OFF(np_jit_set_v1, struct_size);
   OFF(np_jit_set_v1, id);

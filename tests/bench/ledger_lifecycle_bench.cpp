@@ -17,7 +17,9 @@
 // the statements the SQL ledger issues for each (the reads that check fences
 // and placement included), each operation in its own BEGIN IMMEDIATE. A third
 // run calls the vtable on the caller's thread, separating the ABI and the
-// store's C++ from the adapter's thread-pool hop.
+// store's C++ from the adapter (which hops to the instance's thread pool
+// unless the plugin's call_model says NP_CALLS_ANY_THREAD, as the shipped
+// SQL ledgers do).
 //
 // --threads N runs the adapter's lifecycles from N threads at once (the
 // host's callers: wire workers, the admin socket, the reaper), which is
@@ -65,13 +67,15 @@ std::string ConfigFor(const std::string& run) {
 }
 
 // Through the ABI: the host's adapter over the plugin.
-int RunAbi(const std::string& plugin, const std::string& dir, int iterations, int threads, double& per_second) {
+int RunAbi(const std::string& plugin, const std::string& dir, int iterations, int threads, double& per_second,
+           bool& on_caller_thread) {
   Logger log(LogLevel::kError);
   loader::HostServices host(log, dir);
   auto lib = loader::PluginLibrary::Open(plugin, "", host.c());
   if (!lib.ok()) return Fail(lib.status().ToString());
   auto ledger = loader::LedgerAdapter::Create(*lib, "bench", ConfigFor("abi"), host.c(), false);
   if (!ledger.ok()) return Fail(ledger.status().ToString());
+  on_caller_thread = (*ledger)->calls_on_caller_thread();
   ports::Catalog cat;
   cat.lease_ttl_ns = 90'000'000'000;
   cat.tiers.push_back({"small", 1, kGiB, {"docker"}, "linux", "", "", 0, 0});
@@ -352,8 +356,9 @@ int main(int argc, char** argv) {
   std::string tmpl = std::filesystem::temp_directory_path().string() + "/np-bench-XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) return Fail("cannot make a temporary directory");
   double abi = 0, inline_abi = 0, direct = 0;
+  bool abi_on_caller_thread = false;
   if (only.empty() || only == "abi") {
-    if (int rc = RunAbi(plugin, tmpl, iterations, threads, abi); rc != 0) return rc;
+    if (int rc = RunAbi(plugin, tmpl, iterations, threads, abi, abi_on_caller_thread); rc != 0) return rc;
   }
   if (only.empty() || only == "inline") {
     if (int rc = RunAbiInline(plugin, tmpl, iterations, inline_abi); rc != 0) return rc;
@@ -379,7 +384,8 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(tmpl);
   std::printf("lease lifecycles (escrow, bind, advance x2, heartbeat, release), %d each, %s\n", iterations,
               postgres ? "PostgreSQL" : "SQLite WAL synchronous=FULL");
-  std::printf("  host adapter -> ABI (per-instance thread pool), %d caller thread%s: %8.1f lifecycles/s\n", threads,
+  std::printf("  host adapter -> ABI (%s), %d caller thread%s: %8.1f lifecycles/s\n",
+              abi_on_caller_thread ? "call_model: any thread" : "per-instance thread pool", threads,
               threads == 1 ? "" : "s", abi);
   std::printf("  ABI vtable on the caller's thread:             %8.1f lifecycles/s\n", inline_abi);
   std::printf("  the same SQL directly through %s:          %8.1f lifecycles/s\n", postgres ? "libpq" : "SOCI ", direct);

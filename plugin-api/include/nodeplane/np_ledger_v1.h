@@ -21,7 +21,8 @@
  *   - "now" is always host->wall_clock_ns(); no operation reads another clock.
  *   - A failure to reach or write the store is NP_UNAVAILABLE with
  *     retryable = 1, never a verdict code.
- *   - Calls may arrive concurrently on one instance from the host's pool.
+ *   - Calls may arrive concurrently on one instance from the host's pool,
+ *     or from any of the host's blocking threads when call_model says so.
  *
  * Strings are NUL-terminated UTF-8; "" means absent for optional strings.
  * Every record below is borrowed by its sink until the sink returns.
@@ -654,9 +655,9 @@ typedef struct np_ledger_v1 {
    * Terms are measured by the STORE's clock (the one exception to "now is
    * host->wall_clock_ns()"), so replicas need not agree on the time. A
    * leader must stop acting before its term ends by its own clock: it
-   * counts the term from before it called campaign. Thread: any pool
-   * thread, like every other slot; calls on one instance are serialized by
-   * the host. */
+   * counts the term from before it called campaign. Thread: as every other
+   * slot (call_model, below); campaign and resign calls on one instance are
+   * serialized by the host. */
 
   /* Takes the leadership for `replica` (advertising `address`) when nobody
    * holds it or the holder's term has ended; renews it when this instance
@@ -672,6 +673,14 @@ typedef struct np_ledger_v1 {
    * clean stop); its writes are accepted until another replica takes over.
    * NP_OK, changing nothing, when it does not lead. */
   np_code (*resign)(void* self, np_error* err);
+
+  /* ---- Appended with the call model: OPTIONAL ---- */
+
+  /* Which threads may call `self`: NP_CALLS_ANY_THREAD or NP_CALLS_OWN_POOL
+   * (np_plugin.h, CALL MODELS); absent means NP_CALLS_OWN_POOL. Called once,
+   * after create succeeded and before any other call on `self`, on an
+   * arbitrary thread; the answer holds for the instance's life. */
+  uint32_t (*call_model)(void* self);
 } np_ledger_v1;
 
 #ifdef __cplusplus

@@ -45,7 +45,8 @@
  *     thread: each instance gets its own small pool of threads, and calls on
  *     one instance may arrive CONCURRENTLY from those threads unless the
  *     interface says otherwise. A plugin serializes internally what must be
- *     serialized.
+ *     serialized. An instance whose interface has a call_model slot may
+ *     widen that with NP_CALLS_ANY_THREAD (below).
  *   - The host never unloads a plugin library.
  *
  * This header is pure C99 and includes only <stdint.h> and <stddef.h>.
@@ -227,6 +228,24 @@ NP_EXPORT np_code np_plugin_entry(np_negotiation* negotiation, np_error* err);
  * destroy is called at most once, after every other call on the instance
  * has returned. */
 #define NP_CREATE_VALIDATE_ONLY 1u
+
+/* CALL MODELS: what an interface's optional call_model slot answers, a set
+ * of bits; a host ignores bits it does not know.
+ *
+ *   NP_CALLS_OWN_POOL (0): calls come only from the instance's own small
+ *     pool of host threads, as described under RULES FOR EVERY CALL. Every
+ *     plugin without the slot is called this way.
+ *   NP_CALLS_ANY_THREAD: the instance accepts calls from ANY host thread that
+ *     may block (a wire worker, the admin socket, the job intake, the
+ *     reaper), as many at once as the host has such threads, and each thread
+ *     may be one the instance never saw before. The host then makes each
+ *     call on the thread that needs its answer, sparing the hand-over to the
+ *     pool and back (two thread wake-ups per call). Still never an I/O
+ *     thread. An instance answers this only when nothing in it is tied to a
+ *     thread (no per-thread connection, no thread-local state that must be
+ *     set up first). */
+#define NP_CALLS_OWN_POOL 0u
+#define NP_CALLS_ANY_THREAD 1u
 
 /* The common head of every interface vtable, so a host can validate an
  * instance's config for any interface, even one it does not use yet. */
