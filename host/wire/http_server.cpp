@@ -25,6 +25,16 @@
 //     digits (several that disagree) is answered 400 and the connection
 //     closed, before any body is read. A head the parser itself refuses is
 //     answered 400 and closed too, never dropped in silence.
+// (7) Threads. Each I/O thread runs an io_context of its own, and each
+//     connection lives on one of them, dealt round-robin at accept: its
+//     handlers run on one thread, in order, without a strand, and a request
+//     and its answer never cross between threads. One io_context shared by
+//     every thread made each completion a candidate for a wake-up of the
+//     other thread and every handler pay for a strand, which on a guest
+//     whose context switches are dear was most of /healthz's cost
+//     (docs/performance.md). A connection's executor is what "the
+//     connection's strand" means below: posting to it from any thread is
+//     safe and runs on the connection's thread.
 // (4) Accepting. The acceptor, its handler and Stop()'s close all run on one
 //     strand, so a close can never land between a completed accept and the
 //     next one, and a closed acceptor ends the loop. An accept that fails
@@ -178,8 +188,15 @@ struct HttpServer::Impl {
   ListenerOptions opts;
   HttpHandler& handler;
   Logger& log;
-  asio::io_context ioc;
-  asio::strand<asio::io_context::executor_type> accept_strand = asio::make_strand(ioc);  // (4)
+  // (7): one per I/O thread, each told it is run by one thread only.
+  std::vector<std::unique_ptr<asio::io_context>> contexts = [n = std::max(1u, opts.threads)] {
+    std::vector<std::unique_ptr<asio::io_context>> v;
+    for (unsigned i = 0; i < n; ++i) v.push_back(std::make_unique<asio::io_context>(1));
+    return v;
+  }();
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;  // until Stop()
+  size_t next_context = 0;  // on accept_strand
+  asio::strand<asio::io_context::executor_type> accept_strand = asio::make_strand(*contexts.front());  // (4)
   tcp::acceptor acceptor{accept_strand};
   asio::steady_timer accept_retry{accept_strand};
   std::atomic<uint64_t> accept_failures{0};
@@ -423,7 +440,8 @@ void HttpServer::Impl::Unregister(ConnectionBase* c) {
 }
 
 void HttpServer::Impl::Accept() {
-  acceptor.async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+  asio::io_context& home = *contexts[next_context++ % contexts.size()];  // (7)
+  acceptor.async_accept(home, [this](beast::error_code ec, tcp::socket socket) {
     if (!acceptor.is_open()) return;  // Stop() closed it (4)
     if (ec) {
       ++accept_failures;
@@ -515,8 +533,9 @@ Status HttpServer::Start() {
   if (ec) return Status::Unavailable("cannot listen on " + where + ": " + ec.message());
   s.bound_port = s.acceptor.local_endpoint().port();
   s.Accept();
-  for (unsigned i = 0; i < std::max(1u, s.opts.threads); ++i) {
-    s.threads.emplace_back([&s] { s.ioc.run(); });
+  for (auto& ioc : s.contexts) {
+    s.keep_running.push_back(asio::make_work_guard(*ioc));
+    s.threads.emplace_back([&ioc = *ioc] { ioc.run(); });
   }
   s.started = true;
   return Status::Ok();
@@ -548,6 +567,7 @@ void HttpServer::Stop() {
   }
   for (auto& c : all) c->Close();
   all.clear();
+  s.keep_running.clear();
   // Every connection is closing; run() returns once their handlers finish.
   for (std::thread& t : s.threads) t.join();
   s.threads.clear();
