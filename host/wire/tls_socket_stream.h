@@ -16,8 +16,12 @@
 //   (T1) Every operation first asks OpenSSL (SSL_read_ex, SSL_write_ex,
 //        SSL_do_handshake). Only when it answers WANT_READ or WANT_WRITE does
 //        the operation wait for the socket to become readable or writable,
-//        then asks again. Bytes OpenSSL already decrypted are therefore
-//        returned without touching the socket.
+//        then asks again. Bytes OpenSSL already holds are therefore returned
+//        without touching the socket. The one exception is a read that finds
+//        OpenSSL holding nothing (SSL_has_pending, read-ahead bytes
+//        included): asking would only cost a read() that says EAGAIN, so it
+//        waits first. The wait re-arms the socket in the kernel, which
+//        reports bytes already there at once, so none is missed.
 //   (T2) An operation that completes on its first attempt is completed
 //        through a post to its executor, never inside the initiating call,
 //        as Asio's asynchronous model requires.
@@ -40,6 +44,7 @@
 
 #include <openssl/ssl.h>
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/compose.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -115,10 +120,18 @@ class TlsSocketStream {
     bool finished = false;
     Attempt last{Step::kFailed, 0, {}};
 
+    // Whether the first attempt may succeed without the socket: true but
+    // for a read (T1's exception).
+    bool worth_asking_first() const { return true; }
+
     template <typename Self>
     void operator()(Self& self, boost::system::error_code wait_error = {}) {
       if (finished) return static_cast<Derived*>(this)->Complete(self, last);
       if (wait_error) return static_cast<Derived*>(this)->Complete(self, Attempt{Step::kFailed, 0, wait_error});
+      if (!waited && !static_cast<Derived*>(this)->worth_asking_first()) {
+        waited = true;
+        return stream->socket_.async_wait(socket_type::wait_read, std::move(self));
+      }
       last = static_cast<Derived*>(this)->attempt();
       if (last.step == Step::kWantRead || last.step == Step::kWantWrite) {
         waited = true;
@@ -144,6 +157,9 @@ class TlsSocketStream {
   struct ReadOp : Op<ReadOp<MutableBuffers>> {
     ReadOp(TlsSocketStream* s, const MutableBuffers& b) : Op<ReadOp>{s}, buffers(b) {}
     MutableBuffers buffers;
+    bool worth_asking_first() const {
+      return boost::asio::buffer_size(buffers) == 0 || SSL_has_pending(this->stream->ssl_) == 1;
+    }
     Attempt attempt() {
       for (auto it = boost::asio::buffer_sequence_begin(buffers); it != boost::asio::buffer_sequence_end(buffers);
            ++it) {
