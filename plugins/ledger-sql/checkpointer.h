@@ -27,6 +27,7 @@
 #include <soci/soci.h>
 
 #include "dialect.h"
+#include "session.h"
 
 namespace nodeplane::ledger {
 
@@ -46,7 +47,7 @@ class Checkpointer {
 
   const std::string statement_;
   const uint64_t every_;
-  std::unique_ptr<soci::session> session_;
+  std::unique_ptr<Session> session_;
   std::mutex mu_;
   std::condition_variable_any cv_;
   uint64_t pending_ = 0;

@@ -36,6 +36,10 @@ struct Dialect {
   // Housekeeping run on a session of its own after writes (checkpointer.h):
   // SQLite's "PRAGMA wal_checkpoint(PASSIVE)"; "" when the engine needs none.
   std::string checkpoint;
+  // Resets a compiled statement so it can be bound and run again; set for an
+  // engine whose statements are worth keeping compiled per session (SQLite:
+  // query.h, Q2), null to run every statement as a one-time query.
+  void (*reset_statement)(soci::statement&) = nullptr;
 };
 
 }  // namespace nodeplane::ledger

@@ -21,7 +21,7 @@ std::exception_ptr OwnCopy(const std::exception_ptr& e) {
 
 }  // namespace
 
-GroupCommit::GroupCommit(const Dialect& dialect, soci::session& writer, std::mutex& session_mu,
+GroupCommit::GroupCommit(const Dialect& dialect, Session& writer, std::mutex& session_mu,
                          std::function<void()> on_commit, std::function<void()> on_rollback)
     : dialect_(dialect),
       writer_(writer),
@@ -55,7 +55,7 @@ size_t GroupCommit::queued() const {
 
 void GroupCommit::RunBatch(const std::vector<Entry*>& batch) {
   std::lock_guard lock(session_mu_);
-  soci::session& s = writer_;
+  Session& s = writer_;
   // The transaction failed as a whole (G3): whoever had not failed on their
   // own gets why, and nothing of the batch stays.
   auto fail_batch = [&](std::exception_ptr why) {

@@ -36,19 +36,20 @@
 #include <soci/soci.h>
 
 #include "dialect.h"
+#include "session.h"
 
 namespace nodeplane::ledger {
 
 class GroupCommit {
  public:
-  using Job = std::function<void(soci::session&)>;  // throws to refuse
+  using Job = std::function<void(Session&)>;  // throws to refuse
 
   // `writer` and `session_mu` are borrowed: the session every batch runs on,
   // and the mutex that guards it against its other users (migrations).
   // `on_commit` runs after every commit, `on_rollback` after every
   // transaction that rolled back; both with `session_mu` held, and neither
   // may throw.
-  GroupCommit(const Dialect& dialect, soci::session& writer, std::mutex& session_mu, std::function<void()> on_commit,
+  GroupCommit(const Dialect& dialect, Session& writer, std::mutex& session_mu, std::function<void()> on_commit,
               std::function<void()> on_rollback);
 
   // Runs `job` in the next batch; returns once the batch ended, rethrowing
@@ -66,7 +67,7 @@ class GroupCommit {
   void RunBatch(const std::vector<Entry*>& batch);
 
   const Dialect& dialect_;
-  soci::session& writer_;
+  Session& writer_;
   std::mutex& session_mu_;
   std::function<void()> on_commit_;
   std::function<void()> on_rollback_;

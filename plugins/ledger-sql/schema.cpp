@@ -4,7 +4,7 @@
 #include <map>
 
 #include "ledger_error.h"
-#include "one_time_query.h"
+#include "query.h"
 
 namespace nodeplane::ledger {
 namespace {
@@ -260,7 +260,7 @@ namespace {
 // Runs `body` in a write transaction holding the ledger's write lock,
 // committed, or rolled back when it throws.
 template <typename Body>
-void InWriteTransaction(soci::session& s, const Dialect& d, Body&& body) {
+void InWriteTransaction(Session& s, const Dialect& d, Body&& body) {
   s << d.begin_write;
   try {
     if (!d.write_lock.empty()) s << d.write_lock;
@@ -277,7 +277,7 @@ void InWriteTransaction(soci::session& s, const Dialect& d, Body&& body) {
 
 }  // namespace
 
-void Migrate(soci::session& s, const Dialect& d, int64_t now_ns) {
+void Migrate(Session& s, const Dialect& d, int64_t now_ns) {
   // Under the write lock: two processes opening a new ledger at once (two
   // replicas) would otherwise race on IF NOT EXISTS, which PostgreSQL does
   // not make atomic.
@@ -289,10 +289,10 @@ void Migrate(soci::session& s, const Dialect& d, int64_t now_ns) {
   {
     long long version = 0;
     std::string checksum;
-    soci::statement st = OneTimeQuery(s, "SELECT version, checksum FROM schema_migrations ORDER BY version",
+    Query st(s, "SELECT version, checksum FROM schema_migrations ORDER BY version",
                                       soci::into(version), soci::into(checksum));
-    st.execute();
-    while (st.fetch()) applied[version] = checksum;
+    st->execute();
+    while (st->fetch()) applied[version] = checksum;
   }
   const auto& known = Migrations();
   const int64_t newest = known.back().version;

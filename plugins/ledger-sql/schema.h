@@ -17,6 +17,7 @@
 #include <soci/soci.h>
 
 #include "dialect.h"
+#include "session.h"
 
 namespace nodeplane::ledger {
 
@@ -31,6 +32,6 @@ const std::vector<Migration>& Migrations();
 std::string MigrationChecksum(const Migration& m);
 
 // Brings the ledger to the newest schema, or throws LedgerError.
-void Migrate(soci::session& s, const Dialect& d, int64_t now_ns);
+void Migrate(Session& s, const Dialect& d, int64_t now_ns);
 
 }  // namespace nodeplane::ledger

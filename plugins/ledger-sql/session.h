@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <soci/soci.h>
@@ -13,10 +14,41 @@
 
 namespace nodeplane::ledger {
 
+// A session of the ledger: SOCI's, with the statements it keeps compiled
+// when its dialect keeps them (query.h, Q2). The statements are members, so
+// they are finalized before the connection closes.
+class Session : public soci::session {
+ public:
+  struct KeptStatement {
+    std::unique_ptr<soci::statement> st;  // null until compiled
+    bool in_use = false;
+  };
+
+  using soci::session::session;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // The kept statement for `sql`, compiled on first use, marked in use; null
+  // when this session keeps none or that statement is in use already (Q4).
+  KeptStatement* Checkout(const std::string& sql);
+  // Ends a use of a statement from Checkout: resets it and releases its
+  // bindings (Q3). Never throws; a statement that cannot be reset is
+  // dropped, to be compiled again on its next use.
+  void Return(KeptStatement& k) noexcept;
+  // Drops every kept statement (a reconnect, Q5).
+  void Forget() { kept_.clear(); }
+  void KeepStatements(void (*reset)(soci::statement&)) { reset_ = reset; }
+
+ private:
+  void (*reset_)(soci::statement&) = nullptr;
+  std::unordered_map<std::string, KeptStatement> kept_;  // nodes never move: Query holds them
+};
+
 // A new session on `connection` with `setup` run; throws soci_error.
-inline std::unique_ptr<soci::session> OpenSession(const Dialect& d, const std::string& connection,
-                                                  const std::vector<std::string>& setup) {
-  auto s = std::make_unique<soci::session>(d.soci_backend, connection);
+inline std::unique_ptr<Session> OpenSession(const Dialect& d, const std::string& connection,
+                                            const std::vector<std::string>& setup) {
+  auto s = std::make_unique<Session>(d.soci_backend, connection);
+  if (d.reset_statement) s->KeepStatements(d.reset_statement);
   if (d.on_connect) d.on_connect(*s);
   for (const std::string& stmt : setup) *s << stmt;
   return s;
@@ -25,8 +57,9 @@ inline std::unique_ptr<soci::session> OpenSession(const Dialect& d, const std::s
 // A session whose connection is known lost is established again, with
 // `setup`, before its next transaction; if the database is still away this
 // throws, which the caller reports as unavailable.
-inline void EnsureConnected(soci::session& s, const Dialect& d, const std::vector<std::string>& setup) {
+inline void EnsureConnected(Session& s, const Dialect& d, const std::vector<std::string>& setup) {
   if (!d.connection_lost || !d.connection_lost(s)) return;
+  s.Forget();
   s.reconnect();
   if (d.on_connect) d.on_connect(s);
   for (const std::string& stmt : setup) s << stmt;
@@ -37,7 +70,7 @@ inline void EnsureConnected(soci::session& s, const Dialect& d, const std::vecto
 // established again and the BEGIN issued once more: nothing had run on it.
 // This is the only check on an idle connection; asking the server before
 // every transaction (SOCI's is_connected) would cost a round trip each time.
-inline void Begin(soci::session& s, const Dialect& d, const std::vector<std::string>& setup,
+inline void Begin(Session& s, const Dialect& d, const std::vector<std::string>& setup,
                   const std::string& begin) {
   EnsureConnected(s, d, setup);
   try {

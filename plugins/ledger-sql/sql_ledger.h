@@ -277,21 +277,21 @@ class SqlLedger {
   auto Read(F&& body);
 
   // Refuses a write of a leader whose generation has passed (L9).
-  void CheckLeadership(soci::session& s) const;
+  void CheckLeadership(Session& s) const;
   // Helpers that run inside a transaction on session `s`.
-  LeaseRow LoadFenced(soci::session& s, const std::string& id, int64_t epoch);
-  void CheckPlacement(soci::session& s, const Catalog& cat, const LeaseRow& lease, const std::string& node);
-  void Archive(soci::session& s, const LeaseRow& lease, int32_t outcome, int64_t now);
+  LeaseRow LoadFenced(Session& s, const std::string& id, int64_t epoch);
+  void CheckPlacement(Session& s, const Catalog& cat, const LeaseRow& lease, const std::string& node);
+  void Archive(Session& s, const LeaseRow& lease, int32_t outcome, int64_t now);
   // The fleet escrow may place on, sorted by name, with `cat`'s node
   // policies applied; re-read only when stale (L6). Caller holds write_mu_.
-  const std::vector<HostRoom>& PlaceableFleet(soci::session& s, const std::shared_ptr<const Catalog>& cat);
+  const std::vector<HostRoom>& PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat);
 
   const np_host_v1* host_;
   Options options_;
   mutable std::shared_mutex catalog_mu_;
   std::shared_ptr<const Catalog> catalog_;  // replaced whole, never changed in place
   std::mutex write_mu_;
-  std::unique_ptr<soci::session> writer_;
+  std::unique_ptr<Session> writer_;
   struct FleetCopy {
     int64_t generation = -1;
     std::shared_ptr<const Catalog> catalog;
@@ -299,7 +299,7 @@ class SqlLedger {
   } fleet_;  // guarded by write_mu_ (L6)
   std::mutex readers_mu_;
   std::condition_variable readers_cv_;
-  std::vector<std::unique_ptr<soci::session>> idle_readers_;
+  std::vector<std::unique_ptr<Session>> idle_readers_;
   std::unique_ptr<Checkpointer> checkpointer_;  // null when the dialect has no housekeeping (L7)
   std::atomic<int64_t> led_generation_{0};      // the generation this instance won; 0: not a leader (L9)
   std::string led_by_;                          // the replica name it won as; guarded by write_mu_

@@ -6,7 +6,7 @@
 namespace nodeplane::ledger {
 namespace {
 
-std::vector<BarrierRow> LoadBarrier(soci::session& s) {
+std::vector<BarrierRow> LoadBarrier(Session& s) {
   BarrierRow b;
   s << "SELECT barrier_id, admission_generation, requested_at, requested_by FROM compute_barrier WHERE id = 1",
       soci::into(b.id), soci::into(b.generation), soci::into(b.requested_at), soci::into(b.requested_by);
@@ -15,7 +15,7 @@ std::vector<BarrierRow> LoadBarrier(soci::session& s) {
   return out;
 }
 
-std::pair<int64_t, bool> LoadAdmission(soci::session& s) {
+std::pair<int64_t, bool> LoadAdmission(Session& s) {
   std::string mode;
   long long generation = 0;
   s << "SELECT mode, generation FROM admission WHERE id = 1", soci::into(mode), soci::into(generation);
@@ -26,11 +26,11 @@ std::pair<int64_t, bool> LoadAdmission(soci::session& s) {
 }  // namespace
 
 std::vector<BarrierRow> SqlLedger::ComputeBarrierInForce() {
-  return Read([&](soci::session& s) { return LoadBarrier(s); });
+  return Read([&](Session& s) { return LoadBarrier(s); });
 }
 
 BarrierRow SqlLedger::RequestComputeBarrier(const std::string& actor) {
-  return Write([&](soci::session& s) {
+  return Write([&](Session& s) {
     auto [generation, sealed] = LoadAdmission(s);
     std::vector<BarrierRow> current = LoadBarrier(s);
     if (!current.empty() && current.front().generation == generation) return current.front();
@@ -46,7 +46,7 @@ BarrierRow SqlLedger::RequestComputeBarrier(const std::string& actor) {
 }
 
 void SqlLedger::DropComputeBarrier(const std::string& barrier_id) {
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     std::vector<BarrierRow> current = LoadBarrier(s);
     if (current.empty() || current.front().id != barrier_id) return;  // replaced meanwhile: not ours to drop
     Exec(s, "DELETE FROM compute_barrier_nodes");
@@ -55,11 +55,11 @@ void SqlLedger::DropComputeBarrier(const std::string& barrier_id) {
 }
 
 std::pair<int64_t, bool> SqlLedger::AdmissionGeneration() {
-  return Read([&](soci::session& s) { return LoadAdmission(s); });
+  return Read([&](Session& s) { return LoadAdmission(s); });
 }
 
 int64_t SqlLedger::SetAdmission(bool sealed, int64_t expected, const std::string& reason, const std::string& actor) {
-  return Write([&](soci::session& s) -> int64_t {
+  return Write([&](Session& s) -> int64_t {
     auto [generation, is_sealed] = LoadAdmission(s);
     if (expected >= 0 && expected != generation) {
       Fail(NP_CONFLICT, "admission is at generation " + std::to_string(generation) + ", not " +
@@ -75,7 +75,7 @@ int64_t SqlLedger::SetAdmission(bool sealed, int64_t expected, const std::string
 }
 
 Quiescence SqlLedger::GetQuiescence() {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     Quiescence q;
     std::tie(q.generation, q.sealed) = LoadAdmission(s);
     q.outstanding = SelectLeases(s, std::string("WHERE ") + kOpen + " ORDER BY created_at, id");
@@ -84,7 +84,7 @@ Quiescence SqlLedger::GetQuiescence() {
 }
 
 std::vector<FenceRow> SqlLedger::NodeFenceOf(const std::string& node) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     FenceRow f;
     s << "SELECT epoch, dispatch_generation, wire_version, live FROM nodes WHERE name = :n", soci::into(f.epoch),
         soci::into(f.dispatch), soci::into(f.wire_version), soci::into(f.live), soci::use(node);
@@ -95,7 +95,7 @@ std::vector<FenceRow> SqlLedger::NodeFenceOf(const std::string& node) {
 }
 
 void SqlLedger::RecordBarrierObservation(const BarrierObservation& o) {
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     std::vector<BarrierRow> current = LoadBarrier(s);
     if (current.empty() || current.front().id != o.barrier_id) return;
     long long epoch = 0, dispatch = 0;
@@ -123,27 +123,27 @@ void SqlLedger::RecordBarrierObservation(const BarrierObservation& o) {
 }
 
 void SqlLedger::InvalidateBarrierRun(const std::string& node) {
-  long long runs = Read([&](soci::session& s) {
+  long long runs = Read([&](Session& s) {
     long long n = 0;
     s << "SELECT COUNT(*) FROM compute_barrier_nodes WHERE node = :n", soci::into(n), soci::use(node);
     return n;
   });
   if (runs == 0) return;  // cheap: refused registrations call this on every attempt
-  Write([&](soci::session& s) { Exec(s, "DELETE FROM compute_barrier_nodes WHERE node = :n", node); });
+  Write([&](Session& s) { Exec(s, "DELETE FROM compute_barrier_nodes WHERE node = :n", node); });
 }
 
 void SqlLedger::InvalidateEveryBarrierRun() {
-  long long runs = Read([&](soci::session& s) {
+  long long runs = Read([&](Session& s) {
     long long n = 0;
     s << "SELECT COUNT(*) FROM compute_barrier_nodes", soci::into(n);
     return n;
   });
   if (runs == 0) return;
-  Write([&](soci::session& s) { Exec(s, "DELETE FROM compute_barrier_nodes"); });
+  Write([&](Session& s) { Exec(s, "DELETE FROM compute_barrier_nodes"); });
 }
 
 bool SqlLedger::ComputeClear() {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     std::vector<BarrierRow> barrier = LoadBarrier(s);
     if (barrier.empty()) return false;
     auto [generation, sealed] = LoadAdmission(s);

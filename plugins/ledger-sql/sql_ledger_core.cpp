@@ -62,7 +62,7 @@ std::shared_ptr<const Catalog> SqlLedger::CatalogSnapshot() const {
   return catalog_;
 }
 
-LeaseRow SqlLedger::LoadFenced(soci::session& s, const std::string& id, int64_t epoch) {
+LeaseRow SqlLedger::LoadFenced(Session& s, const std::string& id, int64_t epoch) {
   std::vector<LeaseRow> rows = SelectLeases(s, "WHERE id = :id", id);
   if (rows.empty()) Fail(NP_NOT_FOUND, "lease " + id + " does not exist");
   const LeaseRow& r = rows.front();
@@ -74,7 +74,7 @@ LeaseRow SqlLedger::LoadFenced(soci::session& s, const std::string& id, int64_t 
   return r;
 }
 
-void SqlLedger::CheckPlacement(soci::session& s, const Catalog& cat, const LeaseRow& lease, const std::string& node) {
+void SqlLedger::CheckPlacement(Session& s, const Catalog& cat, const LeaseRow& lease, const std::string& node) {
   if (auto it = cat.nodes.find(node); it != cat.nodes.end() && !GuestOSAllowed(it->second.guest_os, lease.guest_os)) {
     Fail(NP_GUEST_OS_NOT_ALLOWED, "node " + node + " does not allow " + lease.guest_os + " guests");
   }
@@ -91,7 +91,7 @@ void SqlLedger::CheckPlacement(soci::session& s, const Catalog& cat, const Lease
   }
 }
 
-void SqlLedger::Archive(soci::session& s, const LeaseRow& l, int32_t outcome, int64_t now) {
+void SqlLedger::Archive(Session& s, const LeaseRow& l, int32_t outcome, int64_t now) {
   std::string node = l.node.empty() ? l.target_node : l.node;
   std::string conclusion = PhaseName(outcome);
   long long queued = l.created_at, at = now;

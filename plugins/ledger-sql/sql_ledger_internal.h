@@ -8,7 +8,7 @@
 
 #include "lease_rules.h"
 #include "ledger_error.h"
-#include "one_time_query.h"
+#include "query.h"
 #include "session.h"
 #include "sql_ledger.h"
 
@@ -35,31 +35,31 @@ inline void IntoLease(soci::statement& st, LeaseRow& r) {
 
 // SELECT <lease columns> FROM leases <tail>, binding `uses` in order.
 template <typename... U>
-std::vector<LeaseRow> SelectLeases(soci::session& s, const std::string& tail, const U&... uses) {
+std::vector<LeaseRow> SelectLeases(Session& s, const std::string& tail, const U&... uses) {
   LeaseRow r;
-  soci::statement st(s);
-  IntoLease(st, r);
-  Exchange(st, soci::use(uses)...);
-  PrepareOneTime(st, std::string("SELECT ") + kLeaseColumns + " FROM leases " + tail);
-  st.execute();
+  Query st(Query::kUnbound, s, std::string("SELECT ") + kLeaseColumns + " FROM leases " + tail);
+  IntoLease(*st, r);
+  Exchange(*st, soci::use(uses)...);
+  st.Bind();
+  st->execute();
   std::vector<LeaseRow> out;
-  while (st.fetch()) out.push_back(r);
+  while (st->fetch()) out.push_back(r);
   return out;
 }
 
 // Runs a statement and returns how many rows it changed.
 template <typename... U>
-long long Exec(soci::session& s, const std::string& sql, const U&... uses) {
-  soci::statement st = OneTimeQuery(s, sql, soci::use(uses)...);
-  st.execute(true);
-  return st.get_affected_rows();
+long long Exec(Session& s, const std::string& sql, const U&... uses) {
+  Query st(s, sql, soci::use(uses)...);
+  st->execute(true);
+  return st->get_affected_rows();
 }
 
 // Runs `body(s)` between `begin` and COMMIT; rolls back and rethrows when
 // it throws. The session is re-established first if its connection was lost
 // (session.h, Begin). Writes have their own transactions (group_commit.h).
 template <typename F>
-auto InTransaction(soci::session& s, const Dialect& d, const std::vector<std::string>& setup, const std::string& begin,
+auto InTransaction(Session& s, const Dialect& d, const std::vector<std::string>& setup, const std::string& begin,
                    F&& body) {
   Begin(s, d, setup, begin);
   try {
@@ -84,15 +84,15 @@ auto InTransaction(soci::session& s, const Dialect& d, const std::vector<std::st
 // writes that queued beside it (L8, group_commit.h).
 template <typename F>
 auto SqlLedger::Write(F&& body) {
-  using R = std::invoke_result_t<F&, soci::session&>;
+  using R = std::invoke_result_t<F&, Session&>;
   if constexpr (std::is_void_v<R>) {
-    writes_->Run([&](soci::session& s) {
+    writes_->Run([&](Session& s) {
       CheckLeadership(s);
       body(s);
     });
   } else {
     std::optional<R> result;
-    writes_->Run([&](soci::session& s) {
+    writes_->Run([&](Session& s) {
       CheckLeadership(s);
       result.emplace(body(s));
     });
@@ -113,11 +113,11 @@ class SqlLedger::ReadLease {
     l_.idle_readers_.push_back(std::move(s_));
     l_.readers_cv_.notify_one();
   }
-  soci::session& session() { return *s_; }
+  Session& session() { return *s_; }
 
  private:
   SqlLedger& l_;
-  std::unique_ptr<soci::session> s_;
+  std::unique_ptr<Session> s_;
 };
 
 // One read-only snapshot on a reader session (L2).

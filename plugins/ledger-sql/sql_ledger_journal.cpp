@@ -20,17 +20,16 @@ std::string Keep(const char* column, const char* empty) {
 
 // SELECT <journal columns> FROM forge_jobs <tail>, binding `uses` in order.
 template <typename... U>
-std::vector<ForgeJobRow> SelectForgeJobs(soci::session& s, const std::string& tail, const U&... uses) {
+std::vector<ForgeJobRow> SelectForgeJobs(Session& s, const std::string& tail, const U&... uses) {
   ForgeJobRow r;
-  soci::statement st = OneTimeQuery(
-      s, std::string("SELECT ") + kForgeJobColumns + " FROM forge_jobs " + tail, soci::into(r.tier),
+  Query st(s, std::string("SELECT ") + kForgeJobColumns + " FROM forge_jobs " + tail, soci::into(r.tier),
       soci::into(r.job_id), soci::into(r.request_id), soci::into(r.repository), soci::into(r.workflow_ref),
       soci::into(r.display_name), soci::into(r.workflow_run_id), soci::into(r.queued_at), soci::into(r.received_at),
       soci::into(r.acquired_at), soci::into(r.started_at), soci::into(r.completed_at), soci::into(r.runner_name),
       soci::into(r.lease_id), soci::into(r.result), soci::into(r.settled_at), soci::use(uses)...);
-  st.execute();
+  st->execute();
   std::vector<ForgeJobRow> out;
-  while (st.fetch()) out.push_back(r);
+  while (st->fetch()) out.push_back(r);
   return out;
 }
 
@@ -51,7 +50,7 @@ void SqlLedger::RecordForgeJob(const ForgeJobRow& j) {
     for (const char* c : texts) sql += ", " + Keep(c, "''");
     return sql;
   }();
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     Exec(s, kUpsert, j.tier, j.job_id, j.request_id, j.repository, j.workflow_ref, j.display_name, j.workflow_run_id,
          j.queued_at, j.received_at, j.acquired_at, j.started_at, j.completed_at, j.runner_name, j.lease_id, j.result,
          j.settled_at);
@@ -59,7 +58,7 @@ void SqlLedger::RecordForgeJob(const ForgeJobRow& j) {
 }
 
 std::vector<ForgeJobRow> SqlLedger::ListForgeJobs(const std::string& tier, int64_t since_ns, uint32_t limit) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     return SelectForgeJobs(s,
                            "WHERE (:t1 = '' OR tier = :t2) AND received_at >= :s "
                            "ORDER BY received_at DESC, tier, job_id LIMIT :n",
@@ -68,7 +67,7 @@ std::vector<ForgeJobRow> SqlLedger::ListForgeJobs(const std::string& tier, int64
 }
 
 std::vector<ForgeJobRow> SqlLedger::UnsettledForgeJobs(const std::string& tier, uint32_t limit) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     return SelectForgeJobs(s,
                            "WHERE (:t1 = '' OR tier = :t2) AND completed_at <> 0 AND settled_at = 0 "
                            "AND lease_id <> '' ORDER BY completed_at, tier, job_id LIMIT :n",

@@ -13,7 +13,7 @@
 
 namespace nodeplane::ledger {
 
-void SqlLedger::CheckLeadership(soci::session& s) const {
+void SqlLedger::CheckLeadership(Session& s) const {
   const int64_t mine = led_generation_.load();
   if (mine == 0) return;
   long long current = 0;
@@ -29,7 +29,7 @@ LeadershipRow SqlLedger::Campaign(const std::string& replica, const std::string&
   if (replica.empty()) Fail(NP_INVALID, "campaign needs the replica's name");
   if (term_ns <= 0) Fail(NP_INVALID, "campaign needs a term longer than zero");
   LeadershipRow out;
-  writes_->Run([&](soci::session& s) {
+  writes_->Run([&](Session& s) {
     const int64_t mine = led_generation_.load();
     long long generation = 0, expires_at = 0, now = 0;
     std::string holder, advertised;
@@ -68,7 +68,7 @@ void SqlLedger::Resign() {
   if (mine == 0) return;
   // Still fenced on its generation afterwards: it writes only until someone
   // else takes over, which may now be at once.
-  writes_->Run([&](soci::session& s) {
+  writes_->Run([&](Session& s) {
     long long generation = mine, zero = 0;
     Exec(s, "UPDATE leadership SET expires_at = :z WHERE id = 1 AND generation = :g", zero, generation);
   });

@@ -8,16 +8,16 @@
 namespace nodeplane::ledger {
 namespace {
 
-std::vector<std::string> SelectIds(soci::session& s, const std::string& sql, const std::string& arg) {
+std::vector<std::string> SelectIds(Session& s, const std::string& sql, const std::string& arg) {
   std::string id;
-  soci::statement st = OneTimeQuery(s, sql, soci::into(id), soci::use(arg));
-  st.execute();
+  Query st(s, sql, soci::into(id), soci::use(arg));
+  st->execute();
   std::vector<std::string> out;
-  while (st.fetch()) out.push_back(id);
+  while (st->fetch()) out.push_back(id);
   return out;
 }
 
-void CheckAdmissionOpen(soci::session& s) {
+void CheckAdmissionOpen(Session& s) {
   std::string mode;
   s << "SELECT mode FROM admission WHERE id = 1", soci::into(mode);
   if (!s.got_data() || mode != "open") {
@@ -26,7 +26,7 @@ void CheckAdmissionOpen(soci::session& s) {
 }
 
 // The job record of lease `id`, if it has one.
-std::vector<JobRow> SelectJobs(soci::session& s, const std::string& id) {
+std::vector<JobRow> SelectJobs(Session& s, const std::string& id) {
   JobRow j;
   s << "SELECT lease_id, tier, node, conclusion, run_id, request_id, queued_at, assigned_at, started_at, "
        "finished_at, failure_reason, image_cache, cache_generation, actions_cache FROM job_history "
@@ -42,7 +42,7 @@ std::vector<JobRow> SelectJobs(soci::session& s, const std::string& id) {
 
 }  // namespace
 
-const std::vector<HostRoom>& SqlLedger::PlaceableFleet(soci::session& s, const std::shared_ptr<const Catalog>& cat) {
+const std::vector<HostRoom>& SqlLedger::PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat) {
   long long generation = 0;
   s << "SELECT generation FROM fleet WHERE id = 1", soci::into(generation);
   if (!s.got_data()) Fail(NP_INTERNAL, "the ledger's fleet generation row is missing");
@@ -52,13 +52,12 @@ const std::vector<HostRoom>& SqlLedger::PlaceableFleet(soci::session& s, const s
   constexpr size_t kBatch = 1024;
   std::vector<std::string> name(kBatch), provider(kBatch), site(kBatch);
   std::vector<long long> vcpu(kBatch), memory(kBatch);
-  soci::statement st =
-      OneTimeQuery(s,
+  Query st(s,
                    "SELECT name, provider, site, total_vcpu, total_memory FROM nodes "
                    "WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
                    soci::into(name), soci::into(provider), soci::into(site), soci::into(vcpu), soci::into(memory));
-  st.execute();
-  while (st.fetch()) {
+  st->execute();
+  while (st->fetch()) {
     for (size_t i = 0; i < name.size(); ++i) {
       HostRoom h{std::move(name[i]), std::move(provider[i]), std::move(site[i]), {}, vcpu[i], memory[i],
                  kDefaultMacOSVMLimit};
@@ -89,7 +88,7 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
   auto tier_it = cat.tiers.find(tier_label);
   if (tier_it == cat.tiers.end()) Fail(NP_UNKNOWN_TIER, "tier \"" + tier_label + "\" is not in the catalogue");
   const TierSpec& tier = tier_it->second;
-  return Write([&](soci::session& s) {
+  return Write([&](Session& s) {
     CheckAdmissionOpen(s);
     std::vector<LeaseRow> made;
     if (want == 0) return made;
@@ -104,14 +103,13 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
     long long used_vcpu = 0, used_memory = 0;
     {
       Held h;
-      soci::statement st =
-          OneTimeQuery(s,
+      Query st(s,
                        std::string("SELECT ") + kChargedNode +
                            " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " + kOpen +
                            " GROUP BY " + kChargedNode,
                        soci::into(h.host), soci::into(h.vcpu), soci::into(h.memory), soci::into(h.macos_slots));
-      st.execute();
-      while (st.fetch()) {
+      st->execute();
+      while (st->fetch()) {
         used_vcpu += h.vcpu;
         used_memory += h.memory;
         held.push_back(h);
@@ -125,10 +123,10 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
     std::map<std::string, long long> open_all, open_floor;
     {
       std::string t, host;
-      soci::statement st = OneTimeQuery(s, std::string("SELECT tier, ") + kChargedNode + " FROM leases WHERE " + kOpen,
+      Query st(s, std::string("SELECT tier, ") + kChargedNode + " FROM leases WHERE " + kOpen,
                                         soci::into(t), soci::into(host));
-      st.execute();
-      while (st.fetch()) {
+      st->execute();
+      while (st->fetch()) {
         open_all[t]++;
         if (host.empty() || placer.Contains(host)) open_floor[t]++;
       }
@@ -171,7 +169,7 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
 
 void SqlLedger::Assign(const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id) {
   const int64_t ttl = CatalogSnapshot()->lease_ttl_ns;
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     if (l.phase == "assigned") {
       if (l.run_id == run_id && l.request_id == request_id) return;
@@ -206,7 +204,7 @@ void SqlLedger::Bind(const std::string& id, int64_t epoch, const std::string& no
   if (node.empty()) Fail(NP_INVALID, "bind needs a node name");
   const auto catalog = CatalogSnapshot();
   const Catalog& cat = *catalog;
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     if (!l.target_node.empty() && l.target_node != node) {
       Fail(NP_WRONG_NODE, "lease " + id + " was placed on " + l.target_node + ", not " + node);
@@ -233,7 +231,7 @@ void SqlLedger::Advance(const std::string& id, int64_t epoch, int32_t to, const 
   if (to == NP_PHASE_QUARANTINE) Fail(NP_BAD_TRANSITION, "only the reaper moves a lease to quarantine");
   const auto catalog = CatalogSnapshot();
   const Catalog& cat = *catalog;
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     const int32_t from = *PhaseFromName(l.phase);
     const long long now = Now(), e = epoch;
@@ -267,7 +265,7 @@ void SqlLedger::Advance(const std::string& id, int64_t epoch, int32_t to, const 
 
 void SqlLedger::Heartbeat(const std::string& id, int64_t epoch) {
   const int64_t ttl = CatalogSnapshot()->lease_ttl_ns;
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     if (l.force_release != 0) {
       Fail(NP_FORCE_RELEASE, "an operator asked the holder of lease " + id + " to give it up; release it");
@@ -284,7 +282,7 @@ void SqlLedger::MarkFailure(const std::string& id, int64_t epoch, const std::str
   reason.erase(reason.find_last_not_of(" \t\n\r") + 1);
   if (reason.empty()) Fail(NP_INVALID, "a failure needs a reason");
   if (IsReservedReason(reason)) Fail(NP_INVALID, "reasons starting with \"nodeplane:\" are the ledger's own");
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     if (l.failure_reason == reason) return;
     if (!l.failure_reason.empty()) {
@@ -296,7 +294,7 @@ void SqlLedger::MarkFailure(const std::string& id, int64_t epoch, const std::str
 }
 
 void SqlLedger::Resize(const std::string& id, int64_t epoch, const std::string&, int64_t, int64_t) {
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     if (l.phase != "launching") Fail(NP_BAD_TRANSITION, "lease " + id + " can change shape only while launching");
     std::string provider = l.chosen_provider;
@@ -309,7 +307,7 @@ void SqlLedger::Resize(const std::string& id, int64_t epoch, const std::string&,
 
 void SqlLedger::Release(const std::string& id, int64_t epoch, int32_t outcome) {
   if (!IsTerminal(outcome)) Fail(NP_BAD_TRANSITION, "a lease is released as done or failed");
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     std::vector<LeaseRow> rows = SelectLeases(s, "WHERE id = :id", id);
     if (rows.empty()) Fail(NP_NOT_FOUND, "lease " + id + " does not exist");
     LeaseRow& l = rows.front();
@@ -328,7 +326,7 @@ void SqlLedger::Release(const std::string& id, int64_t epoch, int32_t outcome) {
 }
 
 LeaseRow SqlLedger::GetLease(const std::string& id) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     std::vector<LeaseRow> rows = SelectLeases(s, std::string("WHERE id = :id AND ") + kOpen, id);
     if (rows.empty()) Fail(NP_NOT_FOUND, "lease " + id + " does not exist or has ended");
     return rows.front();
@@ -346,7 +344,7 @@ void SqlLedger::RecordCacheObservation(const std::string& id, int64_t epoch, con
   if ((o.image_cache == "warm") != !o.cache_generation.empty()) {
     Fail(NP_INVALID, "a cache generation goes with a warm image cache, and a warm one needs its generation");
   }
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     LoadFenced(s, id, epoch);
     for (const char* table : {"leases", "job_history"}) {
       const std::string key = std::string(table) == "leases" ? "id" : "lease_id";
@@ -361,13 +359,13 @@ void SqlLedger::RecordCacheObservation(const std::string& id, int64_t epoch, con
 }
 
 void SqlLedger::MarkDeregistered(const std::string& id) {
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     Exec(s, std::string("UPDATE leases SET deregistered = 1 WHERE id = :id AND ") + kOpen, id);
   });
 }
 
 std::vector<std::string> SqlLedger::LaunchedLeaseIds(const std::string& node) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     return SelectIds(s,
                      "SELECT id FROM leases WHERE node = :n AND phase IN "
                      "('launching', 'online', 'busy', 'custody', 'teardown') ORDER BY id",
@@ -376,7 +374,7 @@ std::vector<std::string> SqlLedger::LaunchedLeaseIds(const std::string& node) {
 }
 
 std::string SqlLedger::EndedLeaseNode(const std::string& id) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     std::string node;
     s << "SELECT node FROM job_history WHERE lease_id = :id", soci::into(node), soci::use(id);
     if (!s.got_data()) Fail(NP_NOT_FOUND, "lease " + id + " has no job history");
@@ -385,7 +383,7 @@ std::string SqlLedger::EndedLeaseNode(const std::string& id) {
 }
 
 std::vector<std::string> SqlLedger::QuarantinedLeaseIds(const std::string& node) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     return SelectIds(s, std::string("SELECT id FROM leases WHERE phase = 'quarantine' AND ") + kChargedNode +
                             " = :n ORDER BY id",
                      node);
@@ -393,7 +391,7 @@ std::vector<std::string> SqlLedger::QuarantinedLeaseIds(const std::string& node)
 }
 
 int64_t SqlLedger::Reap() {
-  return Write([&](soci::session& s) {
+  return Write([&](Session& s) {
     const long long now = Now();
     std::vector<LeaseRow> expired = SelectLeases(
         s, "WHERE phase NOT IN ('done', 'failed', 'quarantine') AND expires_at <= :now ORDER BY expires_at LIMIT 256",
@@ -411,7 +409,7 @@ int64_t SqlLedger::Reap() {
 }
 
 void SqlLedger::ForceRelease(const std::string& id) {
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     std::vector<LeaseRow> rows = SelectLeases(s, "WHERE id = :id", id);
     if (rows.empty()) Fail(NP_NOT_FOUND, "lease " + id + " does not exist");
     LeaseRow& l = rows.front();
@@ -430,7 +428,7 @@ void SqlLedger::ForceRelease(const std::string& id) {
 }
 
 std::vector<LeaseRow> SqlLedger::ListLeases(const std::string& node) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     if (node.empty()) return SelectLeases(s, std::string("WHERE ") + kOpen + " ORDER BY created_at, id");
     return SelectLeases(s, std::string("WHERE ") + kOpen + " AND " + kChargedNode + " = :n ORDER BY created_at, id",
                         node);
@@ -439,7 +437,7 @@ std::vector<LeaseRow> SqlLedger::ListLeases(const std::string& node) {
 
 std::vector<JobRow> SqlLedger::JobForRequest(int64_t request_id) {
   if (request_id <= 0) Fail(NP_INVALID, "a request id is positive");
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     std::string id;
     const long long req = request_id;
     s << "SELECT lease_id FROM job_history WHERE request_id = :r ORDER BY assigned_at DESC, lease_id LIMIT 1",
@@ -450,16 +448,16 @@ std::vector<JobRow> SqlLedger::JobForRequest(int64_t request_id) {
 }
 
 std::vector<JobRow> SqlLedger::RecentJobs(int64_t since_ns, uint32_t limit) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     std::vector<std::string> ids;
     std::string id;
     const long long since = since_ns, n = std::min<uint32_t>(limit, 1000);
-    soci::statement st = OneTimeQuery(s,
+    Query st(s,
                                       "SELECT lease_id FROM job_history WHERE assigned_at >= :s "
                                       "ORDER BY assigned_at DESC, lease_id LIMIT :n",
                                       soci::into(id), soci::use(since), soci::use(n));
-    st.execute();
-    while (st.fetch()) ids.push_back(id);
+    st->execute();
+    while (st->fetch()) ids.push_back(id);
     std::vector<JobRow> out;
     for (const std::string& lease : ids) {
       for (JobRow& j : SelectJobs(s, lease)) out.push_back(std::move(j));
@@ -469,7 +467,7 @@ std::vector<JobRow> SqlLedger::RecentJobs(int64_t since_ns, uint32_t limit) {
 }
 
 std::vector<JobRow> SqlLedger::JobForLease(const std::string& id) {
-  return Read([&](soci::session& s) { return SelectJobs(s, id); });
+  return Read([&](Session& s) { return SelectJobs(s, id); });
 }
 
 }  // namespace nodeplane::ledger

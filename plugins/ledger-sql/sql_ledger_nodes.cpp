@@ -9,7 +9,7 @@ namespace nodeplane::ledger {
 namespace {
 
 // Every node write that may change the placeable fleet ends here (L6).
-void FleetChanged(soci::session& s) { Exec(s, "UPDATE fleet SET generation = generation + 1 WHERE id = 1"); }
+void FleetChanged(Session& s) { Exec(s, "UPDATE fleet SET generation = generation + 1 WHERE id = 1"); }
 
 }  // namespace
 
@@ -26,7 +26,7 @@ int64_t SqlLedger::RegisterNode(const Registration& reg) {
     Fail(NP_WRONG_PROVIDER, "node " + reg.name + " claims provider " + reg.provider + ", but the deployment declares " +
                                 p->second.provider + " for it");
   }
-  return Write([&](soci::session& s) {
+  return Write([&](Session& s) {
     const long long now = Now();
     NodeRow old;
     s << "SELECT provider, site, epoch, incarnation FROM nodes WHERE name = :n", soci::into(old.provider),
@@ -75,7 +75,7 @@ int64_t SqlLedger::RegisterNode(const Registration& reg) {
 }
 
 void SqlLedger::NodeGone(const std::string& node, int64_t epoch) {
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     if (Exec(s, "UPDATE nodes SET live = 0 WHERE name = :n AND epoch = :e", node, static_cast<long long>(epoch)) > 0) {
       FleetChanged(s);
     }
@@ -83,7 +83,7 @@ void SqlLedger::NodeGone(const std::string& node, int64_t epoch) {
 }
 
 void SqlLedger::NodeWithdrawn(const std::string& node, int64_t epoch, const std::string& incarnation) {
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     long long changed = Exec(s,
                              "UPDATE nodes SET live = 0, withdrawn = 1 WHERE name = :n AND epoch = :e AND "
                              "incarnation = :i AND incarnation <> ''",
@@ -97,14 +97,14 @@ void SqlLedger::NodeWithdrawn(const std::string& node, int64_t epoch, const std:
 }
 
 void SqlLedger::ForgetEveryNode() {
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     Exec(s, "UPDATE nodes SET live = 0");
     FleetChanged(s);
   });
 }
 
 int64_t SqlLedger::BumpDispatch(const std::string& node) {
-  return Write([&](soci::session& s) {
+  return Write([&](Session& s) {
     Exec(s, "UPDATE nodes SET dispatch_generation = dispatch_generation + 1 WHERE name = :n", node);
     long long generation = 0;
     s << "SELECT dispatch_generation FROM nodes WHERE name = :n", soci::into(generation), soci::use(node);
@@ -115,7 +115,7 @@ int64_t SqlLedger::BumpDispatch(const std::string& node) {
 int64_t SqlLedger::ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,
                                         int64_t epoch) {
   std::set<std::string> still(running.begin(), running.end());
-  return Write([&](soci::session& s) -> int64_t {
+  return Write([&](Session& s) -> int64_t {
     long long current = 0;
     s << "SELECT epoch FROM nodes WHERE name = :n", soci::into(current), soci::use(node);
     if (!s.got_data() || current != epoch) return 0;  // an overtaken registration proves nothing
@@ -138,7 +138,7 @@ int64_t SqlLedger::ResolveQuarantineFor(const std::string& node, const std::vect
 
 bool SqlLedger::SettleCompletionOnTerminalLease(const std::string& id, int64_t lease_epoch, int32_t outcome) {
   if (!IsTerminal(outcome)) Fail(NP_BAD_TRANSITION, "a completion settles a lease as done or failed");
-  return Write([&](soci::session& s) {
+  return Write([&](Session& s) {
     std::vector<LeaseRow> rows = SelectLeases(s, "WHERE id = :id", id);
     if (rows.empty()) return true;
     const LeaseRow& l = rows.front();
@@ -154,19 +154,18 @@ bool SqlLedger::SettleCompletionOnTerminalLease(const std::string& id, int64_t l
 }
 
 std::vector<NodeRow> SqlLedger::ListNodes() {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     NodeRow n;
-    soci::statement st =
-        OneTimeQuery(s,
+    Query st(s,
                      "SELECT name, provider, site, incarnation, epoch, total_vcpu, total_memory, last_seen_at, live, "
                      "drained, withdrawn, dispatch_generation, wire_version, node_release FROM nodes ORDER BY name",
                      soci::into(n.name), soci::into(n.provider), soci::into(n.site), soci::into(n.incarnation),
                      soci::into(n.epoch), soci::into(n.total_vcpu), soci::into(n.total_memory),
                      soci::into(n.last_seen_at), soci::into(n.live), soci::into(n.drained), soci::into(n.withdrawn),
                      soci::into(n.dispatch_generation), soci::into(n.wire_version), soci::into(n.release));
-    st.execute();
+    st->execute();
     std::vector<NodeRow> out;
-    while (st.fetch()) out.push_back(n);
+    while (st->fetch()) out.push_back(n);
     return out;
   });
 }

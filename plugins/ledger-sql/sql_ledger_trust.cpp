@@ -20,19 +20,19 @@ const char* EnrollmentStateName(int32_t state) {
   }
 }
 
-std::vector<EnrollmentRow> SelectEnrollments(soci::session& s, const std::string& where, const std::string& arg) {
+std::vector<EnrollmentRow> SelectEnrollments(Session& s, const std::string& where, const std::string& arg) {
   EnrollmentRow e;
-  soci::statement st(s);
-  Exchange(st, soci::into(e.name), soci::into(e.fingerprint), soci::into(e.csr_pem), soci::into(e.cert_pem),
+  Query st(Query::kUnbound, s,
+           "SELECT name, fingerprint, csr_pem, cert_pem, state, requested_at, decided_at, source "
+           "FROM node_enrollments " +
+               where + " ORDER BY name");
+  Exchange(*st, soci::into(e.name), soci::into(e.fingerprint), soci::into(e.csr_pem), soci::into(e.cert_pem),
            soci::into(e.state), soci::into(e.requested_at), soci::into(e.decided_at), soci::into(e.source));
-  if (!arg.empty()) st.exchange(soci::use(arg));
-  PrepareOneTime(st,
-                 "SELECT name, fingerprint, csr_pem, cert_pem, state, requested_at, decided_at, source "
-                 "FROM node_enrollments " +
-                     where + " ORDER BY name");
-  st.execute();
+  if (!arg.empty()) st->exchange(soci::use(arg));
+  st.Bind();
+  st->execute();
   std::vector<EnrollmentRow> out;
-  while (st.fetch()) out.push_back(e);
+  while (st->fetch()) out.push_back(e);
   return out;
 }
 
@@ -46,7 +46,7 @@ std::string Serial(const std::string& raw, const char* what) {
   return out;
 }
 
-bool RevokedBySerialOrCutoff(soci::session& s, const std::string& node, const std::string& serial,
+bool RevokedBySerialOrCutoff(Session& s, const std::string& node, const std::string& serial,
                              int64_t issued_at) {
   long long n = 0;
   s << "SELECT COUNT(*) FROM revoked_certs WHERE serial = :s", soci::into(n), soci::use(serial);
@@ -61,7 +61,7 @@ bool RevokedBySerialOrCutoff(soci::session& s, const std::string& node, const st
 void SqlLedger::CreateJoinToken(const std::string& hash, int64_t uses, int64_t expires_at, const std::string& note) {
   if (hash.size() != 64) Fail(NP_INVALID, "a join token is stored as its SHA-256 in hex (64 characters)");
   if (uses <= 0) Fail(NP_INVALID, "a join token needs at least one use");
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     const long long now = Now(), u = uses, e = expires_at;
     if (e <= now) Fail(NP_INVALID, "the join token would already be expired");
     long long exists = 0;
@@ -75,22 +75,22 @@ void SqlLedger::CreateJoinToken(const std::string& hash, int64_t uses, int64_t e
 }
 
 std::vector<TokenRow> SqlLedger::ListJoinTokens() {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     TokenRow t;
-    soci::statement st = OneTimeQuery(s,
+    Query st(s,
                                       "SELECT token_sha256, note, uses_remaining, created_at, expires_at "
                                       "FROM join_tokens ORDER BY created_at, token_sha256",
                                       soci::into(t.token_sha256), soci::into(t.note), soci::into(t.uses_remaining),
                                       soci::into(t.created_at), soci::into(t.expires_at));
-    st.execute();
+    st->execute();
     std::vector<TokenRow> out;
-    while (st.fetch()) out.push_back(t);
+    while (st->fetch()) out.push_back(t);
     return out;
   });
 }
 
 void SqlLedger::RevokeJoinToken(const std::string& hash) {
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     if (Exec(s, "DELETE FROM join_tokens WHERE token_sha256 = :h", hash) == 0) {
       Fail(NP_NOT_FOUND, "no join token has that hash");
     }
@@ -100,7 +100,7 @@ void SqlLedger::RevokeJoinToken(const std::string& hash) {
 EnrollmentRow SqlLedger::RequestEnrollmentWithToken(const std::string& name, const std::string& fingerprint,
                                                     const std::string& csr_pem, const std::string& token_hash) {
   if (name.empty() || fingerprint.empty()) Fail(NP_INVALID, "an enrollment needs a name and a fingerprint");
-  return Write([&](soci::session& s) {
+  return Write([&](Session& s) {
     std::vector<EnrollmentRow> existing = SelectEnrollments(s, "WHERE name = :n", name);
     if (!existing.empty() && existing.front().fingerprint == fingerprint) return existing.front();  // a poll
     const long long now = Now();
@@ -126,13 +126,13 @@ EnrollmentRow SqlLedger::RequestEnrollmentWithToken(const std::string& name, con
 }
 
 std::vector<EnrollmentRow> SqlLedger::LookupEnrollment(const std::string& name) {
-  return Read([&](soci::session& s) { return SelectEnrollments(s, "WHERE name = :n", name); });
+  return Read([&](Session& s) { return SelectEnrollments(s, "WHERE name = :n", name); });
 }
 
 std::vector<EnrollmentRow> SqlLedger::ListEnrollments(int32_t state) {
   const char* name = EnrollmentStateName(state);
   if (state != 0 && name[0] == '\0') Fail(NP_INVALID, "unknown enrollment state " + std::to_string(state));
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     return state == 0 ? SelectEnrollments(s, "", "") : SelectEnrollments(s, "WHERE state = :s", name);
   });
 }
@@ -143,7 +143,7 @@ void SqlLedger::DecideEnrollment(const std::string& name, const std::string& fin
     Fail(NP_INVALID, "an enrollment is decided as approved or denied");
   }
   if (state == NP_ENROLLMENT_APPROVED && cert_pem.empty()) Fail(NP_INVALID, "an approval carries the certificate");
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     std::vector<EnrollmentRow> existing = SelectEnrollments(s, "WHERE name = :n", name);
     if (existing.empty()) Fail(NP_NOT_FOUND, "no enrollment request for " + name);
     if (fingerprint.empty() || existing.front().fingerprint != fingerprint) {
@@ -158,7 +158,7 @@ void SqlLedger::DecideEnrollment(const std::string& name, const std::string& fin
 void SqlLedger::RecordIssuedCert(const CertRow& c) {
   if (c.serial.empty() || c.node.empty()) Fail(NP_INVALID, "an issued certificate needs a serial and a node");
   const std::string serial = Serial(c.serial, "the issued certificate's serial");
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     const long long now = Now();
     Exec(s,
          "INSERT INTO issued_certs (serial, node, source, not_after, issued_at) VALUES (:s, :n, :src, :na, :t) "
@@ -171,7 +171,7 @@ void SqlLedger::RecordRenewedCert(const CertRow& c, const std::string& raw_paren
   if (c.serial.empty() || c.node.empty()) Fail(NP_INVALID, "a renewed certificate needs a serial and a node");
   const std::string serial = Serial(c.serial, "the renewed certificate's serial");
   const std::string parent = Serial(raw_parent, "the parent certificate's serial");
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     if (RevokedBySerialOrCutoff(s, c.node, parent, parent_issued_at)) {
       Fail(NP_PARENT_REVOKED, "the certificate being renewed (serial " + parent + ") has been revoked");
     }
@@ -186,12 +186,12 @@ void SqlLedger::RecordRenewedCert(const CertRow& c, const std::string& raw_paren
 
 bool SqlLedger::CertRevokedFor(const std::string& node, const std::string& raw, int64_t issued_at) {
   const std::string serial = Serial(raw, "serial");
-  return Read([&](soci::session& s) { return RevokedBySerialOrCutoff(s, node, serial, issued_at); });
+  return Read([&](Session& s) { return RevokedBySerialOrCutoff(s, node, serial, issued_at); });
 }
 
 void SqlLedger::RevokeCert(const std::string& raw, const std::string& node, const std::string& reason) {
   const std::string serial = Serial(raw, "serial");
-  Write([&](soci::session& s) {
+  Write([&](Session& s) {
     const long long now = Now();
     Exec(s,
          "INSERT INTO revoked_certs (serial, node, reason, revoked_at) VALUES (:s, :n, :r, :t) "
@@ -202,17 +202,17 @@ void SqlLedger::RevokeCert(const std::string& raw, const std::string& node, cons
 
 std::vector<std::string> SqlLedger::RevokeNode(const std::string& node, const std::string& reason) {
   if (node.empty()) Fail(NP_INVALID, "revocation needs a node name");
-  return Write([&](soci::session& s) {
+  return Write([&](Session& s) {
     const long long now = Now();
     std::vector<std::string> serials;
     {
       std::string serial;
-      soci::statement st = OneTimeQuery(s,
+      Query st(s,
                                         "SELECT serial FROM issued_certs WHERE node = :n AND not_after > :t AND "
                                         "serial NOT IN (SELECT serial FROM revoked_certs) ORDER BY serial",
                                         soci::into(serial), soci::use(node), soci::use(now));
-      st.execute();
-      while (st.fetch()) serials.push_back(serial);
+      st->execute();
+      while (st->fetch()) serials.push_back(serial);
     }
     for (const std::string& serial : serials) {
       Exec(s, "INSERT INTO revoked_certs (serial, node, reason, revoked_at) VALUES (:s, :n, :r, :t)", serial, node,
@@ -231,7 +231,7 @@ std::vector<std::string> SqlLedger::RevokeNode(const std::string& node, const st
 }
 
 std::vector<CertRow> SqlLedger::ListCerts(const std::string& node) {
-  return Read([&](soci::session& s) {
+  return Read([&](Session& s) {
     CertRow c;
     std::string sql =
         "SELECT i.serial, i.node, i.source, i.not_after, i.issued_at, "
@@ -239,14 +239,14 @@ std::vector<CertRow> SqlLedger::ListCerts(const std::string& node) {
         "LEFT JOIN revoked_certs r ON r.serial = i.serial ";
     if (!node.empty()) sql += "WHERE i.node = :n ";
     sql += "ORDER BY i.issued_at, i.serial";
-    soci::statement st(s);
-    Exchange(st, soci::into(c.serial), soci::into(c.node), soci::into(c.source), soci::into(c.not_after),
+    Query st(Query::kUnbound, s, sql);
+    Exchange(*st, soci::into(c.serial), soci::into(c.node), soci::into(c.source), soci::into(c.not_after),
              soci::into(c.issued_at), soci::into(c.revoked));
-    if (!node.empty()) st.exchange(soci::use(node));
-    PrepareOneTime(st, sql);
-    st.execute();
+    if (!node.empty()) st->exchange(soci::use(node));
+    st.Bind();
+    st->execute();
     std::vector<CertRow> out;
-    while (st.fetch()) out.push_back(c);
+    while (st->fetch()) out.push_back(c);
     return out;
   });
 }

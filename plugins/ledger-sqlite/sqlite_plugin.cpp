@@ -21,6 +21,7 @@
 #include "plugin_time.h"
 #include "replica_lock.h"
 #include "sql_ledger.h"
+#include "statement_reset.h"
 
 namespace nodeplane::ledger {
 namespace {
@@ -43,6 +44,7 @@ Dialect SqliteDialect() {
                     "PRAGMA foreign_keys = ON", "PRAGMA wal_autocheckpoint = 4000"};
   d.reader_setup = {"PRAGMA busy_timeout = 5000", "PRAGMA query_only = ON"};
   d.checkpoint = "PRAGMA wal_checkpoint(PASSIVE)";
+  d.reset_statement = &ResetSqliteStatement;  // statements are kept compiled per session (query.h, Q2)
   return d;
 }
 

@@ -172,7 +172,9 @@ int RunDirect(const std::string& plugin, const std::string& dir, int iterations,
     ports::NodeRegistration reg{"n1", "docker", "", std::string(32, 'a'), "", 1'000'000, 1'000'000 * kGiB, 1};
     if (auto e = (*ledger)->RegisterNode(reg); !e.ok()) return Fail(e.status().ToString());
   }
-  soci::session s("sqlite3", "db=" + dir + "/direct.db");
+  // The ledger's own session type, keeping no statement: every statement is
+  // compiled for its one use, as plain SOCI does.
+  ledger::Session s("sqlite3", "db=" + dir + "/direct.db");
   s << "PRAGMA busy_timeout = 5000";
   s << "PRAGMA journal_mode = WAL";
   s << "PRAGMA synchronous = FULL";

@@ -24,7 +24,7 @@ class GroupCommitTest : public ::testing::Test {
     dialect_.soci_backend = "sqlite3";
     dialect_.begin_write = "BEGIN IMMEDIATE";
     dialect_.writer_setup = {"PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON"};
-    writer_ = std::make_unique<soci::session>("sqlite3", "db=" + dir_ + "/t.db");
+    writer_ = std::make_unique<Session>("sqlite3", "db=" + dir_ + "/t.db");
     for (const std::string& q : dialect_.writer_setup) *writer_ << q;
     *writer_ << "CREATE TABLE parent (k TEXT PRIMARY KEY)";
     *writer_ << "CREATE TABLE t (k TEXT PRIMARY KEY, parent TEXT REFERENCES parent (k) DEFERRABLE INITIALLY DEFERRED)";
@@ -38,7 +38,7 @@ class GroupCommitTest : public ::testing::Test {
   }
 
   static GroupCommit::Job Insert(const std::string& k, const std::string& parent = "") {
-    return [k, parent](soci::session& s) {
+    return [k, parent](Session& s) {
       if (parent.empty()) {
         s << "INSERT INTO t (k) VALUES (:k)", soci::use(k);
       } else {
@@ -66,7 +66,7 @@ class GroupCommitTest : public ::testing::Test {
       }
     };
     std::vector<std::future<std::string>> outcomes;
-    outcomes.push_back(std::async(std::launch::async, run, [&, first](soci::session& s) {
+    outcomes.push_back(std::async(std::launch::async, run, [&, first](Session& s) {
       first(s);
       started.count_down();
       release.wait();
@@ -85,7 +85,7 @@ class GroupCommitTest : public ::testing::Test {
   std::string dir_;
   Dialect dialect_;
   std::mutex session_mu_;
-  std::unique_ptr<soci::session> writer_;
+  std::unique_ptr<Session> writer_;
   std::unique_ptr<GroupCommit> group_;
   std::atomic<int> commits_{0}, rollbacks_{0};
 };
@@ -101,13 +101,13 @@ TEST_F(GroupCommitTest, WritesQueuedBehindATransactionShareOneCommit) {
 // G1: a job sees the jobs before it in its batch.
 TEST_F(GroupCommitTest, AJobSeesTheJobsBeforeItInItsBatch) {
   long long seen = -1;
-  Batch(Insert("a"), {Insert("b"), [&](soci::session& s) { s << "SELECT COUNT(*) FROM t", soci::into(seen); }});
+  Batch(Insert("a"), {Insert("b"), [&](Session& s) { s << "SELECT COUNT(*) FROM t", soci::into(seen); }});
   EXPECT_EQ(seen, 2);
 }
 
 // G2: a job that throws leaves nothing, and its neighbours commit.
 TEST_F(GroupCommitTest, ARefusedJobLeavesNothingAndSparesItsNeighbours) {
-  GroupCommit::Job refused = [](soci::session& s) {
+  GroupCommit::Job refused = [](Session& s) {
     s << "INSERT INTO t (k) VALUES ('c')";
     throw std::runtime_error("refused after writing");
   };
@@ -132,7 +132,7 @@ TEST_F(GroupCommitTest, ACommitThatFailsFailsTheWholeBatch) {
 
 // Alone, a refused job rolls its own transaction back (G2, G4).
 TEST_F(GroupCommitTest, ARefusedJobAloneRollsBackItsTransaction) {
-  EXPECT_THROW(group_->Run([](soci::session& s) {
+  EXPECT_THROW(group_->Run([](Session& s) {
     s << "INSERT INTO t (k) VALUES ('x')";
     throw std::runtime_error("no");
   }),
