@@ -4,6 +4,10 @@ namespace nodeplane::ledger {
 
 Session::KeptStatement* Session::Checkout(const std::string& sql) {
   if (reset_ == nullptr) return nullptr;
+  // The ledger's statements are fixed texts (about a hundred); a text that
+  // varied with its values would otherwise grow this without end.
+  constexpr size_t kMaxKept = 512;
+  if (kept_.size() >= kMaxKept && kept_.find(sql) == kept_.end()) return nullptr;
   KeptStatement& k = kept_[sql];
   if (k.in_use) return nullptr;  // Q4
   if (!k.st) {
