@@ -290,7 +290,7 @@ void Migrate(Session& s, const Dialect& d, int64_t now_ns) {
     long long version = 0;
     std::string checksum;
     Query st(s, "SELECT version, checksum FROM schema_migrations ORDER BY version",
-                                      soci::into(version), soci::into(checksum));
+             soci::into(version), soci::into(checksum));
     st->execute();
     while (st->fetch()) applied[version] = checksum;
   }

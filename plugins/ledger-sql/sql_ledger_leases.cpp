@@ -53,9 +53,9 @@ const std::vector<HostRoom>& SqlLedger::PlaceableFleet(Session& s, const std::sh
   std::vector<std::string> name(kBatch), provider(kBatch), site(kBatch);
   std::vector<long long> vcpu(kBatch), memory(kBatch);
   Query st(s,
-                   "SELECT name, provider, site, total_vcpu, total_memory FROM nodes "
-                   "WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
-                   soci::into(name), soci::into(provider), soci::into(site), soci::into(vcpu), soci::into(memory));
+           "SELECT name, provider, site, total_vcpu, total_memory FROM nodes "
+           "WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
+           soci::into(name), soci::into(provider), soci::into(site), soci::into(vcpu), soci::into(memory));
   st->execute();
   while (st->fetch()) {
     for (size_t i = 0; i < name.size(); ++i) {
@@ -104,10 +104,10 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
     {
       Held h;
       Query st(s,
-                       std::string("SELECT ") + kChargedNode +
-                           " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " + kOpen +
-                           " GROUP BY " + kChargedNode,
-                       soci::into(h.host), soci::into(h.vcpu), soci::into(h.memory), soci::into(h.macos_slots));
+               std::string("SELECT ") + kChargedNode +
+                   " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " + kOpen +
+                   " GROUP BY " + kChargedNode,
+               soci::into(h.host), soci::into(h.vcpu), soci::into(h.memory), soci::into(h.macos_slots));
       st->execute();
       while (st->fetch()) {
         used_vcpu += h.vcpu;
@@ -124,7 +124,7 @@ std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t w
     {
       std::string t, host;
       Query st(s, std::string("SELECT tier, ") + kChargedNode + " FROM leases WHERE " + kOpen,
-                                        soci::into(t), soci::into(host));
+               soci::into(t), soci::into(host));
       st->execute();
       while (st->fetch()) {
         open_all[t]++;
@@ -453,9 +453,9 @@ std::vector<JobRow> SqlLedger::RecentJobs(int64_t since_ns, uint32_t limit) {
     std::string id;
     const long long since = since_ns, n = std::min<uint32_t>(limit, 1000);
     Query st(s,
-                                      "SELECT lease_id FROM job_history WHERE assigned_at >= :s "
-                                      "ORDER BY assigned_at DESC, lease_id LIMIT :n",
-                                      soci::into(id), soci::use(since), soci::use(n));
+             "SELECT lease_id FROM job_history WHERE assigned_at >= :s "
+             "ORDER BY assigned_at DESC, lease_id LIMIT :n",
+             soci::into(id), soci::use(since), soci::use(n));
     st->execute();
     while (st->fetch()) ids.push_back(id);
     std::vector<JobRow> out;

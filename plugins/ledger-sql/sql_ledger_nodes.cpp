@@ -157,12 +157,12 @@ std::vector<NodeRow> SqlLedger::ListNodes() {
   return Read([&](Session& s) {
     NodeRow n;
     Query st(s,
-                     "SELECT name, provider, site, incarnation, epoch, total_vcpu, total_memory, last_seen_at, live, "
-                     "drained, withdrawn, dispatch_generation, wire_version, node_release FROM nodes ORDER BY name",
-                     soci::into(n.name), soci::into(n.provider), soci::into(n.site), soci::into(n.incarnation),
-                     soci::into(n.epoch), soci::into(n.total_vcpu), soci::into(n.total_memory),
-                     soci::into(n.last_seen_at), soci::into(n.live), soci::into(n.drained), soci::into(n.withdrawn),
-                     soci::into(n.dispatch_generation), soci::into(n.wire_version), soci::into(n.release));
+             "SELECT name, provider, site, incarnation, epoch, total_vcpu, total_memory, last_seen_at, live, "
+             "drained, withdrawn, dispatch_generation, wire_version, node_release FROM nodes ORDER BY name",
+             soci::into(n.name), soci::into(n.provider), soci::into(n.site), soci::into(n.incarnation),
+             soci::into(n.epoch), soci::into(n.total_vcpu), soci::into(n.total_memory),
+             soci::into(n.last_seen_at), soci::into(n.live), soci::into(n.drained), soci::into(n.withdrawn),
+             soci::into(n.dispatch_generation), soci::into(n.wire_version), soci::into(n.release));
     st->execute();
     std::vector<NodeRow> out;
     while (st->fetch()) out.push_back(n);

@@ -78,10 +78,10 @@ std::vector<TokenRow> SqlLedger::ListJoinTokens() {
   return Read([&](Session& s) {
     TokenRow t;
     Query st(s,
-                                      "SELECT token_sha256, note, uses_remaining, created_at, expires_at "
-                                      "FROM join_tokens ORDER BY created_at, token_sha256",
-                                      soci::into(t.token_sha256), soci::into(t.note), soci::into(t.uses_remaining),
-                                      soci::into(t.created_at), soci::into(t.expires_at));
+             "SELECT token_sha256, note, uses_remaining, created_at, expires_at "
+             "FROM join_tokens ORDER BY created_at, token_sha256",
+             soci::into(t.token_sha256), soci::into(t.note), soci::into(t.uses_remaining),
+             soci::into(t.created_at), soci::into(t.expires_at));
     st->execute();
     std::vector<TokenRow> out;
     while (st->fetch()) out.push_back(t);
@@ -208,9 +208,9 @@ std::vector<std::string> SqlLedger::RevokeNode(const std::string& node, const st
     {
       std::string serial;
       Query st(s,
-                                        "SELECT serial FROM issued_certs WHERE node = :n AND not_after > :t AND "
-                                        "serial NOT IN (SELECT serial FROM revoked_certs) ORDER BY serial",
-                                        soci::into(serial), soci::use(node), soci::use(now));
+               "SELECT serial FROM issued_certs WHERE node = :n AND not_after > :t AND "
+               "serial NOT IN (SELECT serial FROM revoked_certs) ORDER BY serial",
+               soci::into(serial), soci::use(node), soci::use(now));
       st->execute();
       while (st->fetch()) serials.push_back(serial);
     }

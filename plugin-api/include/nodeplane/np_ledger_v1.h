@@ -679,7 +679,8 @@ typedef struct np_ledger_v1 {
   /* Which threads may call `self`: NP_CALLS_ANY_THREAD or NP_CALLS_OWN_POOL
    * (np_plugin.h, CALL MODELS); absent means NP_CALLS_OWN_POOL. Called once,
    * after create succeeded and before any other call on `self`, on an
-   * arbitrary thread; the answer holds for the instance's life. */
+   * arbitrary thread; it answers at once, without blocking, and the answer
+   * holds for the instance's life. */
   uint32_t (*call_model)(void* self);
 } np_ledger_v1;
 
