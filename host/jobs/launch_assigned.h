@@ -12,8 +12,8 @@
 
 namespace nodeplane::jobs {
 
-// `events` may be null.
+// `events` may be null; `fenced_node` as Runner::Launch.
 Status LaunchAssigned(ports::LeaseStore& leases, plane::Runner& runner, LeaseEvents* events, ports::Lease& lease,
-                      const protocol::Job& job, std::stop_token stop);
+                      const protocol::Job& job, std::stop_token stop, const std::string& fenced_node = {});
 
 }  // namespace nodeplane::jobs

@@ -4,9 +4,14 @@
 // whose lease ended within kRequestMemoryNs, is answered with that lease and
 // nothing new is escrowed, so a client that retries after losing its answer
 // never runs a job twice. Two launches of one request at once get one lease
-// (L2): the ledger's Assign lets one win; the other gives its lease back and
+// (L2): the ledger's assignment lets one win; the other keeps nothing and
 // answers the winner's. A clean failure releases the lease (LaunchAssigned,
 // R43); custody keeps it.
+//
+// The escrow, the assignment and the node's dispatch fence (R37) are one
+// ledger write (Ledger::EscrowForLaunch) when the plugin offers it, so a
+// launch waits on one commit, not three in a row; otherwise escrow and
+// assign are made in turn and the Runner advances the fence.
 //
 // Blocks on the ledger and on the fleet until a node takes the launch or
 // `stop`. Thread-safe as its ports are.

@@ -442,6 +442,22 @@ Result<std::vector<ports::Lease>> LedgerAdapter::Escrow(const std::string& tier,
   return out;
 }
 
+Result<std::optional<ports::EscrowedLaunch>> LedgerAdapter::EscrowForLaunch(const std::string& tier, int64_t run_id,
+                                                                              int64_t request_id) {
+  if (vt_.escrow_for_launch == nullptr) {  // optional: appended with launches in one write
+    return ports::WithVerdict(Status(Code::kRefused, who_ + ": this ledger plugin makes a launch's writes one by one"),
+                              ports::Verdict::kUnsupported);
+  }
+  std::vector<ports::Lease> out;
+  int64_t generation = 0;
+  Status st = Call([&](void* s, np_error* e) {
+    return vt_.escrow_for_launch(s, tier.c_str(), run_id, request_id, LeaseSink(&out), &generation, e);
+  });
+  if (!st.ok()) return st;
+  if (out.empty()) return std::optional<ports::EscrowedLaunch>();
+  return std::optional<ports::EscrowedLaunch>(ports::EscrowedLaunch{std::move(out.front()), generation});
+}
+
 Status LedgerAdapter::Assign(const std::string& lease, int64_t epoch, int64_t run_id, int64_t request_id) {
   return Call([&](void* s, np_error* e) { return vt_.assign(s, lease.c_str(), epoch, run_id, request_id, e); });
 }

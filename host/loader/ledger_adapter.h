@@ -102,6 +102,8 @@ class LedgerAdapter : public ports::Ledger {
   // LedgerAdmin
   Status SetCatalog(const ports::Catalog& catalog) override;
   Result<std::vector<ports::Lease>> Escrow(const std::string& tier, int32_t want) override;
+  Result<std::optional<ports::EscrowedLaunch>> EscrowForLaunch(const std::string& tier, int64_t run_id,
+                                                               int64_t request_id) override;
   Status Assign(const std::string& lease, int64_t epoch, int64_t run_id, int64_t request_id) override;
   Result<int64_t> Reap() override;
   Status ForceRelease(const std::string& lease) override;

@@ -123,8 +123,10 @@ class Runner {
   // answer (Custody when it says it holds the compute), or Custody when it
   // took the command and said nothing before the command timeout. On
   // success and on custody `lease.node` names the node (where compute may
-  // be running).
-  Status Launch(ports::Lease& lease, const Job& job, std::stop_token stop = {});
+  // be running). `fenced_node` names the node whose dispatch fence the
+  // caller's ledger write already advanced for this launch
+  // (Ledger::EscrowForLaunch); any other node's is advanced here (R37).
+  Status Launch(ports::Lease& lease, const Job& job, std::stop_token stop = {}, const std::string& fenced_node = {});
   // Addressed to the process that owns the request, else broadcast to every
   // live node (R41); idempotent; a partial destroy is a failure.
   Status Destroy(int64_t request_id, std::stop_token stop = {});

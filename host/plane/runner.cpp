@@ -116,7 +116,7 @@ Plane::Dispatched Plane::Dispatch(const std::string& node, Command cmd, const st
   return out;
 }
 
-Status Runner::Launch(ports::Lease& lease, const Job& job, std::stop_token stop) {
+Status Runner::Launch(ports::Lease& lease, const Job& job, std::stop_token stop, const std::string& fenced_node) {
   Plane& p = plane_;
   std::string node, provider;
   TierShape shape;
@@ -131,7 +131,7 @@ Status Runner::Launch(ports::Lease& lease, const Job& job, std::stop_token stop)
   });
   if (!picked.ok()) return picked;
   // The dispatch fence moves before the launch can be taken (R37).
-  if (p.opts_.registrar != nullptr) {
+  if (p.opts_.registrar != nullptr && node != fenced_node) {
     auto generation = p.opts_.registrar->BumpDispatch(node);
     if (!generation.ok()) {
       return NoNode("could not advance node \"" + node + "\"'s dispatch fence, so nothing was sent: " +

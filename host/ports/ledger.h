@@ -81,6 +81,13 @@ struct NodeFence {
   bool live = false;  // carried, not part of the fence
 };
 
+// A lease escrowed and assigned for one launch, in one write with the
+// advance of its node's dispatch fence (R37).
+struct EscrowedLaunch {
+  Lease lease;                      // assigned, placed on lease.target_node
+  int64_t dispatch_generation = 0;  // lease.target_node's fence, already advanced
+};
+
 struct ComputeBarrier {
   std::string id;
   int64_t generation = 0, requested_at_ns = 0;
@@ -294,6 +301,11 @@ class LedgerAdmin {
   virtual Result<std::vector<Lease>> Escrow(const std::string& tier, int32_t want) = 0;
   // Records the job a capacity lease serves; fenced; other ids, or a request another open lease serves, is kConflict.
   virtual Status Assign(const std::string& lease, int64_t epoch, int64_t run_id, int64_t request_id) = 0;
+  // Escrow of one, Assign, and BumpDispatch of the lease's node as one transaction; empty
+  // without headroom. kUnsupported from a plugin built before it existed: the caller then
+  // makes the three calls.
+  virtual Result<std::optional<EscrowedLaunch>> EscrowForLaunch(const std::string& tier, int64_t run_id,
+                                                                int64_t request_id) = 0;
   // Expires open leases past their TTL (escrow released, anything with compute quarantined); how many.
   virtual Result<int64_t> Reap() = 0;
   // An operator's word: a quarantined lease fails now, a custody or teardown one is asked back; else kBadTransition.

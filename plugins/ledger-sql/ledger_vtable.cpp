@@ -474,6 +474,12 @@ np_ledger_v1 MakeLedgerVtable(CreateFn create) {
   // the host's threads may call at once, and under load more writes share a
   // group commit (L8) than the host's pool of four would bring.
   v.call_model = [](void*) -> uint32_t { return NP_CALLS_ANY_THREAD; };
+  v.escrow_for_launch = [](void* self, const char* tier, int64_t run, int64_t req, np_lease_sink out,
+                           int64_t* generation, np_error* err) {
+    return Guard(err, [&] {
+      for (const LeaseRow& r : L(self).EscrowForLaunch(Str(tier), run, req, generation)) PutLease(out, r);
+    });
+  };
   return v;
 }
 

@@ -192,6 +192,10 @@ class SqlLedger {
   // Creation
   std::vector<LeaseRow> Escrow(const std::string& tier, int32_t want);
   void Assign(const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id);
+  // Escrow of one, Assign and BumpDispatch of the lease's node in one write;
+  // empty (and `generation` untouched) when there is no headroom.
+  std::vector<LeaseRow> EscrowForLaunch(const std::string& tier, int64_t run_id, int64_t request_id,
+                                        int64_t* generation);
 
   // LeaseStore
   void Bind(const std::string& id, int64_t epoch, const std::string& node, const std::string& incarnation);
@@ -282,6 +286,12 @@ class SqlLedger {
   LeaseRow LoadFenced(Session& s, const std::string& id, int64_t epoch);
   void CheckPlacement(Session& s, const Catalog& cat, const LeaseRow& lease, const std::string& node);
   void Archive(Session& s, const LeaseRow& lease, int32_t outcome, int64_t now);
+  // The bodies of Escrow, Assign and BumpDispatch, so EscrowForLaunch can run
+  // the three in one transaction.
+  std::vector<LeaseRow> EscrowIn(Session& s, const std::shared_ptr<const Catalog>& catalog, const TierSpec& tier,
+                                 int32_t want);
+  void AssignIn(Session& s, const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id, int64_t ttl);
+  int64_t BumpDispatchIn(Session& s, const std::string& node);
   // The fleet escrow may place on, sorted by name, with `cat`'s node
   // policies applied; re-read only when stale (L6). Caller holds write_mu_.
   const std::vector<HostRoom>& PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat);

@@ -25,6 +25,12 @@ void CheckAdmissionOpen(Session& s) {
   }
 }
 
+const TierSpec& TierNamed(const Catalog& cat, const std::string& label) {
+  auto it = cat.tiers.find(label);
+  if (it == cat.tiers.end()) Fail(NP_UNKNOWN_TIER, "tier \"" + label + "\" is not in the catalogue");
+  return it->second;
+}
+
 // The job record of lease `id`, if it has one.
 std::vector<JobRow> SelectJobs(Session& s, const std::string& id) {
   JobRow j;
@@ -84,120 +90,139 @@ const std::vector<HostRoom>& SqlLedger::PlaceableFleet(Session& s, const std::sh
 std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t want) {
   if (want < 0) Fail(NP_INVALID, "escrow wants " + std::to_string(want) + " leases; the count cannot be negative");
   const auto catalog = CatalogSnapshot();
-  const Catalog& cat = *catalog;
-  auto tier_it = cat.tiers.find(tier_label);
-  if (tier_it == cat.tiers.end()) Fail(NP_UNKNOWN_TIER, "tier \"" + tier_label + "\" is not in the catalogue");
-  const TierSpec& tier = tier_it->second;
-  return Write([&](Session& s) {
-    CheckAdmissionOpen(s);
-    std::vector<LeaseRow> made;
-    if (want == 0) return made;
-    const int64_t now = Now();
+  const TierSpec& tier = TierNamed(*catalog, tier_label);
+  return Write([&](Session& s) { return EscrowIn(s, catalog, tier, want); });
+}
 
-    // The fleet that may take new work, less what open leases hold on it.
-    struct Held {
-      std::string host;
-      long long vcpu = 0, memory = 0, macos_slots = 0;
-    };
-    std::vector<Held> held;
-    long long used_vcpu = 0, used_memory = 0;
-    {
-      Held h;
-      Query st(s,
-               std::string("SELECT ") + kChargedNode +
-                   " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " + kOpen +
-                   " GROUP BY " + kChargedNode,
-               soci::into(h.host), soci::into(h.vcpu), soci::into(h.memory), soci::into(h.macos_slots));
-      st->execute();
-      while (st->fetch()) {
-        used_vcpu += h.vcpu;
-        used_memory += h.memory;
-        held.push_back(h);
-      }
-    }
-    Placer placer(PlaceableFleet(s, catalog), cat.max_vcpu > 0 ? std::max<int64_t>(0, cat.max_vcpu - used_vcpu) : -1,
-                  cat.max_memory > 0 ? std::max<int64_t>(0, cat.max_memory - used_memory) : -1, cat.spread);
-    for (const Held& h : held) placer.Charge(h.host, h.vcpu, h.memory, h.macos_slots);
-    // Open leases per tier: all of them (for max_concurrent), and those that
-    // still stand for real capacity (for floors: unplaced, or on a live host).
-    std::map<std::string, long long> open_all, open_floor;
-    {
-      std::string t, host;
-      Query st(s, std::string("SELECT tier, ") + kChargedNode + " FROM leases WHERE " + kOpen,
-               soci::into(t), soci::into(host));
-      st->execute();
-      while (st->fetch()) {
-        open_all[t]++;
-        if (host.empty() || placer.Contains(host)) open_floor[t]++;
-      }
-    }
-    for (const auto& [label, other] : cat.tiers) {  // label order (P4)
-      if (label == tier.label || other.reserved == 0) continue;
-      long long missing = static_cast<long long>(other.reserved) - open_floor[label];
-      if (missing > 0) placer.Hold(other, static_cast<uint32_t>(missing));
-    }
-    long long cap = want;
-    if (tier.max_concurrent > 0) cap = std::min<long long>(cap, tier.max_concurrent - open_all[tier.label]);
-    const std::string providers = EncodeProviders(tier.providers);
-    for (long long i = 0; i < cap; ++i) {
-      const HostRoom* host = placer.Next(tier);
-      if (host == nullptr) break;
-      LeaseRow r;
-      r.id = NewHexId();
-      r.tier = tier.label;
-      r.target_node = host->name;
-      r.phase = "capacity";
-      r.vcpu = r.requested_vcpu = tier.vcpu;
-      r.memory = r.requested_memory = tier.memory;
-      r.created_at = r.heartbeat_at = now;
-      r.expires_at = now + cat.lease_ttl_ns;
-      r.guest_os = tier.guest_os;
-      r.providers = providers;
-      r.site = host->site;
-      r.macos_slot = tier.guest_os == "macos" ? 1 : 0;
-      Exec(s,
-           "INSERT INTO leases (id, tier, node, target_node, phase, epoch, vcpu, memory, requested_vcpu, "
-           "requested_memory, created_at, heartbeat_at, expires_at, guest_os, providers, site, macos_slot) "
-           "VALUES (:id, :tier, '', :target, 'capacity', 0, :v, :m, :rv, :rm, :c, :h, :e, :os, :p, :site, :mac)",
-           r.id, r.tier, r.target_node, r.vcpu, r.memory, r.requested_vcpu, r.requested_memory, r.created_at,
-           r.heartbeat_at, r.expires_at, r.guest_os, r.providers, r.site, r.macos_slot);
-      made.push_back(r);
-    }
+std::vector<LeaseRow> SqlLedger::EscrowForLaunch(const std::string& tier_label, int64_t run_id, int64_t request_id,
+                                                 int64_t* generation) {
+  const auto catalog = CatalogSnapshot();
+  const TierSpec& tier = TierNamed(*catalog, tier_label);
+  return Write([&](Session& s) {
+    std::vector<LeaseRow> made = EscrowIn(s, catalog, tier, 1);
+    if (made.empty()) return made;
+    LeaseRow& lease = made.front();
+    AssignIn(s, lease.id, lease.epoch, run_id, request_id, catalog->lease_ttl_ns);
+    *generation = BumpDispatchIn(s, lease.target_node);
+    lease = LoadFenced(s, lease.id, lease.epoch);  // as assigned
     return made;
   });
 }
 
+std::vector<LeaseRow> SqlLedger::EscrowIn(Session& s, const std::shared_ptr<const Catalog>& catalog,
+                                          const TierSpec& tier, int32_t want) {
+  const Catalog& cat = *catalog;
+  CheckAdmissionOpen(s);
+  std::vector<LeaseRow> made;
+  if (want == 0) return made;
+  const int64_t now = Now();
+
+  // The fleet that may take new work, less what open leases hold on it.
+  struct Held {
+    std::string host;
+    long long vcpu = 0, memory = 0, macos_slots = 0;
+  };
+  std::vector<Held> held;
+  long long used_vcpu = 0, used_memory = 0;
+  {
+    Held h;
+    Query st(s,
+             std::string("SELECT ") + kChargedNode +
+                 " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " + kOpen +
+                 " GROUP BY " + kChargedNode,
+             soci::into(h.host), soci::into(h.vcpu), soci::into(h.memory), soci::into(h.macos_slots));
+    st->execute();
+    while (st->fetch()) {
+      used_vcpu += h.vcpu;
+      used_memory += h.memory;
+      held.push_back(h);
+    }
+  }
+  Placer placer(PlaceableFleet(s, catalog), cat.max_vcpu > 0 ? std::max<int64_t>(0, cat.max_vcpu - used_vcpu) : -1,
+                cat.max_memory > 0 ? std::max<int64_t>(0, cat.max_memory - used_memory) : -1, cat.spread);
+  for (const Held& h : held) placer.Charge(h.host, h.vcpu, h.memory, h.macos_slots);
+  // Open leases per tier: all of them (for max_concurrent), and those that
+  // still stand for real capacity (for floors: unplaced, or on a live host).
+  std::map<std::string, long long> open_all, open_floor;
+  {
+    std::string t, host;
+    Query st(s, std::string("SELECT tier, ") + kChargedNode + " FROM leases WHERE " + kOpen,
+             soci::into(t), soci::into(host));
+    st->execute();
+    while (st->fetch()) {
+      open_all[t]++;
+      if (host.empty() || placer.Contains(host)) open_floor[t]++;
+    }
+  }
+  for (const auto& [label, other] : cat.tiers) {  // label order (P4)
+    if (label == tier.label || other.reserved == 0) continue;
+    long long missing = static_cast<long long>(other.reserved) - open_floor[label];
+    if (missing > 0) placer.Hold(other, static_cast<uint32_t>(missing));
+  }
+  long long cap = want;
+  if (tier.max_concurrent > 0) cap = std::min<long long>(cap, tier.max_concurrent - open_all[tier.label]);
+  const std::string providers = EncodeProviders(tier.providers);
+  for (long long i = 0; i < cap; ++i) {
+    const HostRoom* host = placer.Next(tier);
+    if (host == nullptr) break;
+    LeaseRow r;
+    r.id = NewHexId();
+    r.tier = tier.label;
+    r.target_node = host->name;
+    r.phase = "capacity";
+    r.vcpu = r.requested_vcpu = tier.vcpu;
+    r.memory = r.requested_memory = tier.memory;
+    r.created_at = r.heartbeat_at = now;
+    r.expires_at = now + cat.lease_ttl_ns;
+    r.guest_os = tier.guest_os;
+    r.providers = providers;
+    r.site = host->site;
+    r.macos_slot = tier.guest_os == "macos" ? 1 : 0;
+    Exec(s,
+         "INSERT INTO leases (id, tier, node, target_node, phase, epoch, vcpu, memory, requested_vcpu, "
+         "requested_memory, created_at, heartbeat_at, expires_at, guest_os, providers, site, macos_slot) "
+         "VALUES (:id, :tier, '', :target, 'capacity', 0, :v, :m, :rv, :rm, :c, :h, :e, :os, :p, :site, :mac)",
+         r.id, r.tier, r.target_node, r.vcpu, r.memory, r.requested_vcpu, r.requested_memory, r.created_at,
+         r.heartbeat_at, r.expires_at, r.guest_os, r.providers, r.site, r.macos_slot);
+    made.push_back(r);
+  }
+  return made;
+}
+
 void SqlLedger::Assign(const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id) {
   const int64_t ttl = CatalogSnapshot()->lease_ttl_ns;
-  Write([&](Session& s) {
-    LeaseRow l = LoadFenced(s, id, epoch);
-    if (l.phase == "assigned") {
-      if (l.run_id == run_id && l.request_id == request_id) return;
-      Fail(NP_CONFLICT, "lease " + id + " is already assigned to run " + std::to_string(l.run_id) + " request " +
-                            std::to_string(l.request_id));
-    }
-    if (!CanTransition(*PhaseFromName(l.phase), NP_PHASE_ASSIGNED)) {
-      Fail(NP_BAD_TRANSITION, "lease " + id + " cannot be assigned from " + l.phase);
-    }
-    const long long now = Now(), expires = now + ttl, run = run_id, req = request_id;
-    if (req != 0) {
-      // One request is served by one open lease at a time.
-      std::string other;
-      s << std::string("SELECT id FROM leases WHERE request_id = :r AND id <> :id AND ") + kOpen + " LIMIT 1",
-          soci::into(other), soci::use(req), soci::use(id);
-      if (s.got_data()) Fail(NP_CONFLICT, "request " + std::to_string(req) + " is already served by lease " + other);
-    }
-    Exec(s,
-         "UPDATE leases SET phase = 'assigned', run_id = :run, request_id = :req, heartbeat_at = :now, "
-         "expires_at = :exp WHERE id = :id AND epoch = :epoch",
-         run, req, now, expires, id, static_cast<long long>(epoch));
-    std::string node = l.node.empty() ? l.target_node : l.node;
-    Exec(s,
-         "INSERT INTO job_history (lease_id, tier, node, run_id, request_id, queued_at, assigned_at) "
-         "VALUES (:id, :tier, :node, :run, :req, :q, :a) ON CONFLICT (lease_id) DO UPDATE SET "
-         "run_id = excluded.run_id, request_id = excluded.request_id, assigned_at = excluded.assigned_at",
-         id, l.tier, node, run, req, now, now);
-  });
+  Write([&](Session& s) { AssignIn(s, id, epoch, run_id, request_id, ttl); });
+}
+
+void SqlLedger::AssignIn(Session& s, const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id,
+                         int64_t ttl) {
+  LeaseRow l = LoadFenced(s, id, epoch);
+  if (l.phase == "assigned") {
+    if (l.run_id == run_id && l.request_id == request_id) return;
+    Fail(NP_CONFLICT, "lease " + id + " is already assigned to run " + std::to_string(l.run_id) + " request " +
+                          std::to_string(l.request_id));
+  }
+  if (!CanTransition(*PhaseFromName(l.phase), NP_PHASE_ASSIGNED)) {
+    Fail(NP_BAD_TRANSITION, "lease " + id + " cannot be assigned from " + l.phase);
+  }
+  const long long now = Now(), expires = now + ttl, run = run_id, req = request_id;
+  if (req != 0) {
+    // One request is served by one open lease at a time.
+    std::string other;
+    s << std::string("SELECT id FROM leases WHERE request_id = :r AND id <> :id AND ") + kOpen + " LIMIT 1",
+        soci::into(other), soci::use(req), soci::use(id);
+    if (s.got_data()) Fail(NP_CONFLICT, "request " + std::to_string(req) + " is already served by lease " + other);
+  }
+  Exec(s,
+       "UPDATE leases SET phase = 'assigned', run_id = :run, request_id = :req, heartbeat_at = :now, "
+       "expires_at = :exp WHERE id = :id AND epoch = :epoch",
+       run, req, now, expires, id, static_cast<long long>(epoch));
+  std::string node = l.node.empty() ? l.target_node : l.node;
+  Exec(s,
+       "INSERT INTO job_history (lease_id, tier, node, run_id, request_id, queued_at, assigned_at) "
+       "VALUES (:id, :tier, :node, :run, :req, :q, :a) ON CONFLICT (lease_id) DO UPDATE SET "
+       "run_id = excluded.run_id, request_id = excluded.request_id, assigned_at = excluded.assigned_at",
+       id, l.tier, node, run, req, now, now);
 }
 
 void SqlLedger::Bind(const std::string& id, int64_t epoch, const std::string& node, const std::string& incarnation) {

@@ -104,12 +104,14 @@ void SqlLedger::ForgetEveryNode() {
 }
 
 int64_t SqlLedger::BumpDispatch(const std::string& node) {
-  return Write([&](Session& s) {
-    Exec(s, "UPDATE nodes SET dispatch_generation = dispatch_generation + 1 WHERE name = :n", node);
-    long long generation = 0;
-    s << "SELECT dispatch_generation FROM nodes WHERE name = :n", soci::into(generation), soci::use(node);
-    return static_cast<int64_t>(s.got_data() ? generation : 0);
-  });
+  return Write([&](Session& s) { return BumpDispatchIn(s, node); });
+}
+
+int64_t SqlLedger::BumpDispatchIn(Session& s, const std::string& node) {
+  Exec(s, "UPDATE nodes SET dispatch_generation = dispatch_generation + 1 WHERE name = :n", node);
+  long long generation = 0;
+  s << "SELECT dispatch_generation FROM nodes WHERE name = :n", soci::into(generation), soci::use(node);
+  return static_cast<int64_t>(s.got_data() ? generation : 0);
 }
 
 int64_t SqlLedger::ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,

@@ -325,6 +325,7 @@ int main(void) {
   OFF(np_ledger_v1, campaign);
   OFF(np_ledger_v1, resign);
   OFF(np_ledger_v1, call_model);
+  OFF(np_ledger_v1, escrow_for_launch);
   SIZE(np_jit_set_v1);
   OFF(np_jit_set_v1, struct_size);
   OFF(np_jit_set_v1, id);

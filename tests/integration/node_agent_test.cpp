@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "config/config_loader.h"
+#include "jobs/launch_for_request.h"
 #include "protocol/codec.h"
 #include "wire/http_server.h"
 #include "node/node_agent.h"
@@ -173,6 +174,29 @@ TEST_F(NodeAgentTest, ACompletionThatSucceededEndsTheLeaseDone) {
   EXPECT_TRUE(daemon_->plane().runner().DestroyCompleted(3, "succeeded").ok());
   ASSERT_TRUE(Eventually([&] { return Ended(lease.id).has_value(); }));
   EXPECT_EQ(Ended(lease.id)->conclusion, ports::Phase::kDone);
+}
+
+// R37 on the path the operator's launch takes (issue 21): the escrow, the
+// assignment and n1's dispatch fence are one ledger write, made before the
+// command is queued, and the fence moves once for the launch, not twice.
+TEST_F(NodeAgentTest, R37_ALaunchForARequestAdvancesTheNodesFenceOnce) {
+  ports::Ledger& ledger = daemon_->ledger();
+  auto fence = [&] {
+    auto f = ledger.NodeFenceOf("n1");
+    return f.ok() && f->has_value() ? (*f)->dispatch : -1;
+  };
+  const int64_t before = fence();
+  ASSERT_GE(before, 0);
+  const jobs::LaunchRequest req{"job", 4, 4, "test"};
+  auto launched = jobs::LaunchForRequest(ledger, daemon_->plane().runner(), nullptr, req,
+                                         WallNowNs(), {}, {});
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  EXPECT_EQ(launched->node, "n1");
+  EXPECT_EQ(launched->phase, "launched");
+  EXPECT_EQ(fence(), before + 1);
+  auto lease = ledger.GetLease(launched->lease);
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  EXPECT_EQ(lease->request_id, 4);
 }
 
 // Issue 17 #12 (R01): a refusal is permanent whatever its status. A control

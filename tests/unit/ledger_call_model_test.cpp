@@ -1,7 +1,7 @@
-// The ledger's call model (np_ledger_v1.call_model) against real compiled
-// plugins: the SQLite ledger behind a C shim (tests/plugins/
-// test_ledger_shim.c) that logs, through the host, on the thread each call
-// arrives on. NP_CALLS_ANY_THREAD is called on the caller's thread; a plugin
+// The ledger's call model (np_ledger_v1.call_model), and the slot appended
+// after it (escrow_for_launch), against real compiled plugins: the SQLite
+// ledger behind a C shim (tests/plugins/test_ledger_shim.c) that logs,
+// through the host, on the thread each call arrives on. NP_CALLS_ANY_THREAD is called on the caller's thread; a plugin
 // that answers NP_CALLS_OWN_POOL, or was built before the slot existed, is
 // called on its instance's pool, whatever lies past the vtable it declared.
 #include <gtest/gtest.h>
@@ -91,6 +91,20 @@ TEST_F(LedgerCallModelTest, APluginBuiltBeforeTheSlotKeepsItsPool) {
   ASSERT_NE(ledger, nullptr);
   EXPECT_FALSE(ledger->calls_on_caller_thread());
   EXPECT_NE(ThreadOfOneCall(*ledger), std::this_thread::get_id());
+}
+
+// escrow_for_launch, appended after call_model: a plugin built before it is
+// never asked (the host makes the launch's three writes itself), whatever
+// the bytes past its declared vtable say; a plugin that offers it is.
+TEST_F(LedgerCallModelTest, EscrowForLaunchIsAskedOnlyOfAPluginThatDeclaresIt) {
+  auto legacy = Open("test-ledger-legacy");
+  ASSERT_NE(legacy, nullptr);
+  auto refused = legacy->EscrowForLaunch("small", 1, 1);
+  EXPECT_TRUE(ports::Is(refused.status(), ports::Verdict::kUnsupported)) << refused.status().ToString();
+  auto current = Open("test-ledger-any-thread");
+  ASSERT_NE(current, nullptr);
+  auto asked = current->EscrowForLaunch("small", 1, 1);  // no catalogue installed: the store's own refusal
+  EXPECT_TRUE(ports::Is(asked.status(), ports::Verdict::kUnknownTier)) << asked.status().ToString();
 }
 
 // The shipped SQL ledgers answer NP_CALLS_ANY_THREAD (plugins/ledger-sql/

@@ -210,6 +210,31 @@ TEST_F(DispatchTest, R37_ALaunchAdvancesTheDispatchFenceFirst) {
   EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n1"), 0u);
 }
 
+// R37 with the fence advanced in the ledger write that escrowed the lease
+// (Ledger::EscrowForLaunch): the Runner does not move it again for that
+// node, and still moves it for any other node the launch goes to.
+TEST_F(DispatchTest, R37_AFenceAdvancedWithTheEscrowIsNotAdvancedAgain) {
+  Reg("n1");
+  ports::Lease l1 = Lease("l1");
+  auto launch = std::async(std::launch::async, [&] { return plane_->runner().Launch(l1, JobFor(1), {}, "n1"); });
+  WaitQueued("n1", 1);
+  {
+    std::lock_guard l(ledger_.mu);
+    EXPECT_EQ(ledger_.dispatch["n1"], 0);
+  }
+  ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
+  EXPECT_TRUE(launch.get().ok());
+  ports::Lease l2 = Lease("l2");
+  launch = std::async(std::launch::async, [&] { return plane_->runner().Launch(l2, JobFor(2), {}, "n9"); });
+  WaitQueued("n1", 1);
+  {
+    std::lock_guard l(ledger_.mu);
+    EXPECT_EQ(ledger_.dispatch["n1"], 1);
+  }
+  ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
+  EXPECT_TRUE(launch.get().ok());
+}
+
 TEST_F(DispatchTest, PlacementFollowsProviderPreferenceThenName) {
   Reg("zz", "i1", "docker");
   Reg("bb", "i1", "firecracker");
