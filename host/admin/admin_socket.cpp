@@ -9,13 +9,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <utility>
 
 namespace nodeplane::admin {
 
-struct AdminSocket::Connection {
-  std::jthread thread;
-  std::atomic<bool> done{false};
+struct AdminSocket::Worker {
+  std::condition_variable_any wake;
+  int fd = -1;          // guarded by mu_: the connection handed over, -1 while none
+  std::jthread thread;  // last: joined before the rest is destroyed
 };
 
 namespace {
@@ -117,20 +120,44 @@ void AdminSocket::Accept(std::stop_token stop) {
       continue;
     }
     failing = false;
-    std::lock_guard lock(mu_);
-    connections_.remove_if([](const std::unique_ptr<Connection>& c) { return c->done.load(); });
-    if (connections_.size() >= o_.max_connections) {
+    if (!HandOver(fd)) {
       WriteAll(fd, R"({"ok":false,"code":"unavailable","error":"too many admin connections; try again"})" "\n");
       ::close(fd);
-      continue;
     }
-    auto c = std::make_unique<Connection>();
-    Connection* raw = c.get();
-    c->thread = std::jthread([this, fd, raw](std::stop_token s) {
-      Serve(fd, s);
-      raw->done = true;
-    });
-    connections_.push_back(std::move(c));
+  }
+}
+
+bool AdminSocket::HandOver(int fd) {
+  std::lock_guard lock(mu_);
+  if (!idle_.empty()) {
+    Worker* w = idle_.back();
+    idle_.pop_back();
+    w->fd = fd;
+    w->wake.notify_one();
+    return true;
+  }
+  if (workers_.size() >= o_.max_connections) return false;  // every worker is serving
+  auto w = std::make_unique<Worker>();
+  w->fd = fd;
+  Worker* raw = w.get();
+  w->thread = std::jthread([this, raw](std::stop_token stop) { Work(*raw, stop); });
+  workers_.push_back(std::move(w));
+  return true;
+}
+
+size_t AdminSocket::idle_workers() {
+  std::lock_guard lock(mu_);
+  return idle_.size();
+}
+
+void AdminSocket::Work(Worker& w, std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  while (w.wake.wait(lock, stop, [&] { return w.fd >= 0; })) {
+    const int fd = std::exchange(w.fd, -1);
+    lock.unlock();
+    Serve(fd, stop);  // closes fd
+    lock.lock();
+    idle_.push_back(&w);
   }
 }
 
@@ -165,12 +192,16 @@ void AdminSocket::Stop() {
     acceptor_.request_stop();
     acceptor_.join();
   }
-  std::list<std::unique_ptr<Connection>> connections;
+  std::list<std::unique_ptr<Worker>> workers;
   {
     std::lock_guard lock(mu_);
-    connections.swap(connections_);
+    workers.swap(workers_);
   }
-  connections.clear();  // jthread: request stop, then join
+  workers.clear();  // jthread: request stop, then join
+  {
+    std::lock_guard lock(mu_);
+    idle_.clear();
+  }
   if (listen_fd_ >= 0) {
     ::close(listen_fd_);
     listen_fd_ = -1;
