@@ -32,7 +32,10 @@
 //       DestroyCompleted (the holder found by its request); one restored
 //       from the journal with DestroyCompletedBound (the recorded node and
 //       lease, S20); a lease already ended only has its verdict corrected
-//       (SettleCompletionOnTerminalLease, S17). Then MarkDeregistered: an
+//       (SettleCompletionOnTerminalLease, S17). After a destroy the lease
+//       is read again: it may have ended otherwise meanwhile (its node's
+//       inventory freeing a quarantine), which is corrected the same way,
+//       or not yet, which leaves the entry owed. Then MarkDeregistered: an
 //       ephemeral runner leaves GitHub by itself after its job.
 //   J4. A 409 session means another holder (perhaps this host before a
 //       restart) may still be alive: the listener waits and tries again,
