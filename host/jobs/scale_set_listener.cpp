@@ -380,30 +380,22 @@ Status ScaleSetListener::Settle(const ports::ForgeJob& j, bool fresh, std::stop_
   auto job = ledger_.JobForLease(j.lease_id);
   if (!job.ok()) return job.status();
   const ports::Phase outcome = protocol::JobSucceeded(j.result) ? ports::Phase::kDone : ports::Phase::kFailed;
-  // An ended lease only has its verdict corrected (S17); false while it is open.
-  auto correct_verdict = [&]() -> Status {
-    auto settled = ledger_.SettleCompletionOnTerminalLease(j.lease_id, 0, outcome);
-    if (!settled.ok()) return settled.status();
-    if (!*settled) return Status::Unavailable("lease " + j.lease_id + " is still open in the ledger");
-    return Status::Ok();
-  };
   const char* how = "unknown_lease";
   if (job->has_value()) {
     const ports::Job& lease = **job;
-    if (lease.conclusion) {
-      if (Status s = correct_verdict(); !s.ok()) return s;
-      how = "verdict";
-    } else {
-      how = fresh ? "destroyed" : "destroyed_bound";
+    if (!lease.conclusion) {
       Status s = fresh ? runner_.DestroyCompleted(lease.request_id, j.result, stop)
                        : runner_.DestroyCompletedBound(lease.request_id, j.result, j.lease_id, lease.node, 0,
                                                        outcome, stop);
       if (!s.ok()) return s;
-      // The lease may have ended otherwise meanwhile (its node's inventory
-      // freeing a quarantine while the runner was destroyed), or not ended
-      // yet: settled only once it carries this result (J3).
-      if (s = correct_verdict(); !s.ok()) return s;
     }
+    // An ended lease only has its verdict corrected (S17). A destroyed one
+    // is read again: it may have ended otherwise meanwhile (its node's
+    // inventory freeing a quarantine), or not yet, which leaves it owed (J3).
+    auto corrected = ledger_.SettleCompletionOnTerminalLease(j.lease_id, 0, outcome);
+    if (!corrected.ok()) return corrected.status();
+    if (!*corrected) return Status::Unavailable("lease " + j.lease_id + " is still open in the ledger");
+    how = lease.conclusion ? "verdict" : fresh ? "destroyed" : "destroyed_bound";
     (void)ledger_.MarkDeregistered(j.lease_id);
   }
   // A lease the ledger never had is not ours to settle (a runner name that

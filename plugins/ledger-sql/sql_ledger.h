@@ -193,7 +193,8 @@ class SqlLedger {
   std::vector<LeaseRow> Escrow(const std::string& tier, int32_t want);
   void Assign(const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id);
   // Escrow of one, Assign and BumpDispatch of the lease's node in one write;
-  // empty (and `generation` untouched) when there is no headroom.
+  // empty when there is no headroom. `generation` is set only once a lease
+  // is committed.
   std::vector<LeaseRow> EscrowForLaunch(const std::string& tier, int64_t run_id, int64_t request_id,
                                         int64_t* generation);
 

@@ -98,15 +98,18 @@ std::vector<LeaseRow> SqlLedger::EscrowForLaunch(const std::string& tier_label, 
                                                  int64_t* generation) {
   const auto catalog = CatalogSnapshot();
   const TierSpec& tier = TierNamed(*catalog, tier_label);
-  return Write([&](Session& s) {
-    std::vector<LeaseRow> made = EscrowIn(s, catalog, tier, 1);
-    if (made.empty()) return made;
-    LeaseRow& lease = made.front();
+  int64_t fence = 0;
+  std::vector<LeaseRow> made = Write([&](Session& s) {
+    std::vector<LeaseRow> one = EscrowIn(s, catalog, tier, 1);
+    if (one.empty()) return one;
+    LeaseRow& lease = one.front();
     AssignIn(s, lease.id, lease.epoch, run_id, request_id, catalog->lease_ttl_ns);
-    *generation = BumpDispatchIn(s, lease.target_node);
+    fence = BumpDispatchIn(s, lease.target_node);
     lease = LoadFenced(s, lease.id, lease.epoch);  // as assigned
-    return made;
+    return one;
   });
+  if (!made.empty()) *generation = fence;  // only once committed
+  return made;
 }
 
 std::vector<LeaseRow> SqlLedger::EscrowIn(Session& s, const std::shared_ptr<const Catalog>& catalog,

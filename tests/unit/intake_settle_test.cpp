@@ -65,7 +65,12 @@ class IntakeSettleTest : public plane::PlaneTest {
     ledger_sql_ = std::move(*ledger);
     ports::Catalog c;
     c.lease_ttl_ns = 3 * kS;
-    c.tiers = {ports::TierSpec{"small", 2, 4 * kGiB, {"docker"}}};
+    ports::TierSpec small;
+    small.label = "small";
+    small.vcpu = 2;
+    small.memory = 4 * kGiB;
+    small.providers = {"docker"};
+    c.tiers = {small};
     ASSERT_TRUE(ledger_sql_->SetCatalog(c).ok());
   }
   void TearDown() override {

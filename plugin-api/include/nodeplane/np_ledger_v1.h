@@ -692,12 +692,13 @@ typedef struct np_ledger_v1 {
    * instead of three in a row. When any part fails, nothing of it is kept:
    * no lease, no job record, no fence moved. On success the lease (phase
    * NP_PHASE_ASSIGNED, target_node the node whose fence moved) is put to
-   * `out` and *generation is that node's new fence. Headroom of zero is NP_OK
-   * with nothing put and *generation left alone. Errors: those of escrow
-   * and assign (NP_CONFLICT when another open lease serves request_id,
-   * request_id > 0). Thread: as every other slot. Absent (NULL, or
-   * vtable_size ends before it): the host calls escrow and assign, then
-   * bump_dispatch once it has chosen the node. */
+   * `out`, borrowed by the sink until it returns, and *generation is that
+   * node's new fence; *generation is written only then. Headroom of zero is
+   * NP_OK with nothing put. `tier` is borrowed for the call. Errors: those
+   * of escrow and assign (NP_CONFLICT when another open lease serves
+   * request_id, request_id > 0). Thread: as every other slot (call_model).
+   * Absent (NULL, or vtable_size ends before it): the host calls escrow and
+   * assign, then bump_dispatch once it has chosen the node. */
   np_code (*escrow_for_launch)(void* self, const char* tier, int64_t run_id, int64_t request_id,
                                np_lease_sink out, int64_t* generation, np_error* err);
 } np_ledger_v1;
