@@ -28,6 +28,10 @@ struct HttpClient::Impl {
     SSL_CTX* ctx = ssl->native_handle();
     SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
     SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
+    // A client certificate goes out with the chain its PEM names, not with a
+    // chain built from the CA bundle on every handshake: the server holds
+    // that CA already (http_server.cpp, the same mode).
+    SSL_CTX_set_mode(ctx, SSL_MODE_NO_AUTO_CHAIN);
     beast::error_code ec;
     const ClientTls& t = *opts.tls;
     if (t.verify) {

@@ -493,6 +493,12 @@ Status HttpServer::Impl::ConfigureTls() {
   SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_num_tickets(ctx, 0);
+  // The certificate goes out with the chain its PEM names and nothing else.
+  // Left to itself OpenSSL would build the chain on every handshake from the
+  // client authorities below (verifying its own certificate each time) and
+  // send the CA too, which every peer already holds as its trust anchor and
+  // would parse for nothing (docs/performance.md, the restart storm).
+  SSL_CTX_set_mode(ctx, SSL_MODE_NO_AUTO_CHAIN);
   beast::error_code ec;
   ssl->use_certificate_chain(asio::buffer(t.cert_pem), ec);
   if (!ec) ssl->use_private_key(asio::buffer(t.key_pem), asio::ssl::context::pem, ec);
