@@ -125,7 +125,7 @@ void SqlLedger::RecordBarrierObservation(const BarrierObservation& o) {
 void SqlLedger::InvalidateBarrierRun(const std::string& node) {
   long long runs = Read([&](Session& s) {
     long long n = 0;
-    s << "SELECT COUNT(*) FROM compute_barrier_nodes WHERE node = :n", soci::into(n), soci::use(node);
+    FetchOne(s, "SELECT COUNT(*) FROM compute_barrier_nodes WHERE node = :n", soci::into(n), soci::use(node));
     return n;
   });
   if (runs == 0) return;  // cheap: refused registrations call this on every attempt

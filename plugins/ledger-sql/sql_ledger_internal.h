@@ -47,6 +47,16 @@ std::vector<LeaseRow> SelectLeases(Session& s, const std::string& tail, const U&
   return out;
 }
 
+// Runs a query for at most one row, into its soci::into elements; whether
+// there was a row. A kept statement on SQLite (query.h, Q2): registrations
+// and revocation checks run these on every arrival.
+template <typename... E>
+bool FetchOne(Session& s, const std::string& sql, E&&... exchanges) {
+  Query st(s, sql, std::forward<E>(exchanges)...);
+  st->execute(true);
+  return st->got_data();
+}
+
 // Runs a statement and returns how many rows it changed.
 template <typename... U>
 long long Exec(Session& s, const std::string& sql, const U&... uses) {

@@ -29,9 +29,9 @@ int64_t SqlLedger::RegisterNode(const Registration& reg) {
   return Write([&](Session& s) {
     const long long now = Now();
     NodeRow old;
-    s << "SELECT provider, site, epoch, incarnation FROM nodes WHERE name = :n", soci::into(old.provider),
-        soci::into(old.site), soci::into(old.epoch), soci::into(old.incarnation), soci::use(reg.name);
-    const bool known = s.got_data();
+    const bool known = FetchOne(s, "SELECT provider, site, epoch, incarnation FROM nodes WHERE name = :n",
+                                soci::into(old.provider), soci::into(old.site), soci::into(old.epoch),
+                                soci::into(old.incarnation), soci::use(reg.name));
     if (known && reg.incarnation.empty() && !old.incarnation.empty()) {
       // Once claimed, an incarnation is never blanked: a process without
       // one is another process under the name (R23).
@@ -119,8 +119,10 @@ int64_t SqlLedger::ResolveQuarantineFor(const std::string& node, const std::vect
   std::set<std::string> still(running.begin(), running.end());
   return Write([&](Session& s) -> int64_t {
     long long current = 0;
-    s << "SELECT epoch FROM nodes WHERE name = :n", soci::into(current), soci::use(node);
-    if (!s.got_data() || current != epoch) return 0;  // an overtaken registration proves nothing
+    if (!FetchOne(s, "SELECT epoch FROM nodes WHERE name = :n", soci::into(current), soci::use(node)) ||
+        current != epoch) {
+      return 0;  // an overtaken registration proves nothing
+    }
     const long long now = Now(), before = now - options_.quarantine_grace_ns;
     std::vector<LeaseRow> held = SelectLeases(
         s, std::string("WHERE phase = 'quarantine' AND ") + kChargedNode + " = :n AND expires_at < :before", node,

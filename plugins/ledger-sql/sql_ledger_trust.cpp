@@ -49,11 +49,12 @@ std::string Serial(const std::string& raw, const char* what) {
 bool RevokedBySerialOrCutoff(Session& s, const std::string& node, const std::string& serial,
                              int64_t issued_at) {
   long long n = 0;
-  s << "SELECT COUNT(*) FROM revoked_certs WHERE serial = :s", soci::into(n), soci::use(serial);
+  FetchOne(s, "SELECT COUNT(*) FROM revoked_certs WHERE serial = :s", soci::into(n), soci::use(serial));
   if (n > 0) return true;
   long long cutoff = 0;
-  s << "SELECT revoked_before FROM node_revocations WHERE node = :n", soci::into(cutoff), soci::use(node);
-  return s.got_data() && TruncateToSecond(issued_at) < cutoff;
+  return FetchOne(s, "SELECT revoked_before FROM node_revocations WHERE node = :n", soci::into(cutoff),
+                  soci::use(node)) &&
+         TruncateToSecond(issued_at) < cutoff;
 }
 
 }  // namespace

@@ -224,12 +224,19 @@ int Run(const Args& a) {
   // backoff, is told it is unknown, and registers.
   cp.Kill();
   fleet->BeginRound();
+  const int64_t storm_failures0 = fleet->failures();
+  const double storm_self_cpu0 = SelfCpuSeconds();
   t = Clock::now();
   if (!cp.Start()) return std::fprintf(stderr, "fleet-bench: nodeplaned did not restart\n"), 1;
   const double up = Seconds(Clock::now() - t);
   const bool back = fleet->AwaitState([&] { return fleet->RegisteredThisRound() == a.nodes; }, 300s);
-  std::printf("restart: nodeplaned serving after %.2f s; %d of %d nodes registered again %.1f s after the restart\n",
-              up, fleet->RegisteredThisRound(), a.nodes, Seconds(Clock::now() - t));
+  // The storm's CPU on both sides: with the generator on the same cores, the
+  // sum over the cores is the bound (docs/performance.md).
+  std::printf("restart: nodeplaned serving after %.2f s; %d of %d nodes registered again %.1f s after the restart "
+              "(client failures %lld; CPU nodeplaned %.1f s, generator %.1f s)\n",
+              up, fleet->RegisteredThisRound(), a.nodes, Seconds(Clock::now() - t),
+              static_cast<long long>(fleet->failures() - storm_failures0), cp.CpuSeconds(),
+              SelfCpuSeconds() - storm_self_cpu0);
   if (!back) return 1;
   fleet->AwaitState([&] { return fleet->parked() == a.nodes; }, 60s);
   std::printf("after restart: RSS %.0f MiB\n", cp.RssBytes() / 1048576.0);
