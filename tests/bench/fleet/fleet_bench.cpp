@@ -224,7 +224,7 @@ int Run(const Args& a) {
   // backoff, is told it is unknown, and registers.
   cp.Kill();
   fleet->BeginRound();
-  const int64_t storm_failures0 = fleet->failures();
+  const int64_t storm_failures0 = fleet->open_failures();
   const double storm_self_cpu0 = SelfCpuSeconds();
   t = Clock::now();
   if (!cp.Start()) return std::fprintf(stderr, "fleet-bench: nodeplaned did not restart\n"), 1;
@@ -233,9 +233,9 @@ int Run(const Args& a) {
   // The storm's CPU on both sides: with the generator on the same cores, the
   // sum over the cores is the bound (docs/performance.md).
   std::printf("restart: nodeplaned serving after %.2f s; %d of %d nodes registered again %.1f s after the restart "
-              "(client failures %lld; CPU nodeplaned %.1f s, generator %.1f s)\n",
+              "(connects or handshakes failed %lld; CPU nodeplaned %.1f s, generator %.1f s)\n",
               up, fleet->RegisteredThisRound(), a.nodes, Seconds(Clock::now() - t),
-              static_cast<long long>(fleet->failures() - storm_failures0), cp.CpuSeconds(),
+              static_cast<long long>(fleet->open_failures() - storm_failures0), cp.CpuSeconds(),
               SelfCpuSeconds() - storm_self_cpu0);
   if (!back) return 1;
   fleet->AwaitState([&] { return fleet->parked() == a.nodes; }, 60s);

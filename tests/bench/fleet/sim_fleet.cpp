@@ -70,7 +70,7 @@ struct SimFleet::Impl {
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
   std::atomic<int> parked{0}, connected{0}, round{0}, round_count{0}, held{0};
-  std::atomic<int64_t> registrations{0}, failures{0};
+  std::atomic<int64_t> registrations{0}, failures{0}, open_failures{0};
   std::mutex mu;
   std::condition_variable launched_cv;
   std::map<int64_t, Clock::time_point> launched;
@@ -173,8 +173,11 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
   while (!released && !im.stopping) {
     const bool done = Clock::now() >= end;
     bool failed = false;
+    bool opening = false;
     try {
+      opening = !c;
       if (!c) c = co_await Open(im, n);
+      opening = false;
       if (done) {
         Reply r = co_await Exchange(*c, n, http::verb::post, base + "/release", release);
         released = true;  // 204, or the lease is gone anyway
@@ -184,6 +187,7 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
       }
     } catch (const std::exception&) {
       failed = true;
+      if (opening) ++im.open_failures;
       c.reset();
     }
     if (failed && reused) {
@@ -379,6 +383,7 @@ int SimFleet::parked() const { return impl_->parked.load(); }
 int SimFleet::connected() const { return impl_->connected.load(); }
 int64_t SimFleet::registrations() const { return impl_->registrations.load(); }
 int64_t SimFleet::failures() const { return impl_->failures.load(); }
+int64_t SimFleet::open_failures() const { return impl_->open_failures.load(); }
 int SimFleet::RegisteredThisRound() const { return impl_->round_count.load(); }
 int SimFleet::held() const { return impl_->held.load(); }
 

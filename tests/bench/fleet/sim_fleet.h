@@ -45,6 +45,7 @@ class SimFleet {
   int connected() const;          // TLS connections open (polls and heartbeats)
   int64_t registrations() const;  // successful registrations, all rounds
   int64_t failures() const;       // connects or requests that failed
+  int64_t open_failures() const;  // of those, connects and TLS handshakes
   int held() const;               // launched leases still held (heartbeating)
 
   // Waits until `done()` holds, re-checking whenever a node's state changes
