@@ -279,8 +279,11 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
   const std::string poll = "/v1/nodes/" + n.name + "/poll";
   while (!im.stopping) {
     bool failed = false;
+    bool opening = false;
     try {
+      opening = !c;
       if (!c) c = co_await Open(im, n);
+      opening = false;
       if (!n.registered) {
         Reply r = co_await Exchange(*c, n, http::verb::post, "/v1/register", RegisterBody(im, n));
         if (r.status != 200) throw std::runtime_error("registration answered " + std::to_string(r.status));
@@ -316,6 +319,7 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
       }
     } catch (const std::exception&) {
       failed = true;
+      if (opening) ++im.open_failures;
       c.reset();
     }
     if (failed) {
