@@ -6,9 +6,9 @@
 // (OpenSSL zeroes a 16 KiB handshake buffer and the SSL object): faulting it
 // in 4 KiB pages was a quarter of nodeplaned's CPU in the storm on a
 // paravirtualised guest, where each fault passes the hypervisor. With 2 MiB
-// pages the storm took 11.9-12.8 s instead of 15.3-17.9, for about 45 MiB
-// more RSS at 10,000 nodes (docs/performance.md, "sixth pass"). Where the
-// kernel's transparent_hugepage setting is "never" this changes nothing.
+// pages the storm's median over five runs was 12.8 s against 17.3, for about
+// 40 MiB more RSS at 10,000 nodes (docs/performance.md, "sixth pass"). Where
+// the kernel's transparent_hugepage setting is "never" this changes nothing.
 extern "C" {
 const char* malloc_conf = "thp:always,metadata_thp:always";
 }
