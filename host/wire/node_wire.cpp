@@ -116,6 +116,14 @@ WireError MapStatus(const Status& s) {
 NodeWire::NodeWire(NodeWireOptions options)
     : o_(std::move(options)), jit_(o_.tiers, o_.jit_sources), workers_(std::make_unique<CallPool>(o_.workers)) {
   if (!o_.now_ns) o_.now_ns = WallNowNs;
+  protocol::HealthReply h;
+  h.deployment = o_.deployment;
+  if (o_.ha) {
+    h.replica = h.active_replica = o_.ha->replica;
+    h.active_address = o_.ha->address;
+    h.generation = o_.ha->generation;
+  }
+  health_body_ = protocol::Encode(h);
 }
 
 // The route table. Every route names its guard and whether it blocks, so a
@@ -312,16 +320,7 @@ bool NodeWire::Admit(Guard guard, const std::shared_ptr<Call>& c) {
   return true;
 }
 
-void NodeWire::Health(const std::shared_ptr<Call>& c) {
-  protocol::HealthReply h;
-  h.deployment = o_.deployment;
-  if (o_.ha) {
-    h.replica = h.active_replica = o_.ha->replica;
-    h.active_address = o_.ha->address;
-    h.generation = o_.ha->generation;
-  }
-  c->Reply(200, protocol::Encode(h));
-}
+void NodeWire::Health(const std::shared_ptr<Call>& c) { c->Reply(200, health_body_); }
 
 void NodeWire::Register(const std::shared_ptr<Call>& c) {
   auto req = protocol::Decode<protocol::RegisterRequest>(c->req.body);

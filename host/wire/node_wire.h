@@ -137,6 +137,10 @@ class NodeWire : public HttpHandler {
   Result<std::string> TierOfLease(const std::string& lease_id);
 
   NodeWireOptions o_;
+  // What /healthz answers: the deployment and the leading replica, both fixed
+  // for the wire's life, so encoded once (it is the route load balancers
+  // and monitors call most).
+  std::string health_body_;
   // Shared with every answer in flight, which may outlive the wire (a poll
   // the plane answers while it shuts down).
   std::shared_ptr<HistogramFamily> requests_ = std::make_shared<HistogramFamily>();
