@@ -107,8 +107,13 @@ asio::awaitable<std::unique_ptr<Conn>> Open(SimFleet::Impl& im, SimFleet::Node& 
   SSL_use_PrivateKey(ssl, n.key);
   X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), im.o.host.c_str());
   beast::get_lowest_layer(c->stream).expires_after(30s);
-  co_await beast::get_lowest_layer(c->stream).async_connect(im.endpoint, use_awaitable);
-  co_await c->stream.async_handshake(asio::ssl::stream_base::client, use_awaitable);
+  try {
+    co_await beast::get_lowest_layer(c->stream).async_connect(im.endpoint, use_awaitable);
+    co_await c->stream.async_handshake(asio::ssl::stream_base::client, use_awaitable);
+  } catch (...) {
+    ++im.open_failures;  // also counted as a failure by whichever loop asked
+    throw;
+  }
   c->counter = &im.connected;
   ++im.connected;
   co_return c;
@@ -173,11 +178,8 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
   while (!released && !im.stopping) {
     const bool done = Clock::now() >= end;
     bool failed = false;
-    bool opening = false;
     try {
-      opening = !c;
       if (!c) c = co_await Open(im, n);
-      opening = false;
       if (done) {
         Reply r = co_await Exchange(*c, n, http::verb::post, base + "/release", release);
         released = true;  // 204, or the lease is gone anyway
@@ -187,7 +189,6 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
       }
     } catch (const std::exception&) {
       failed = true;
-      if (opening) ++im.open_failures;
       c.reset();
     }
     if (failed && reused) {
@@ -279,11 +280,8 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
   const std::string poll = "/v1/nodes/" + n.name + "/poll";
   while (!im.stopping) {
     bool failed = false;
-    bool opening = false;
     try {
-      opening = !c;
       if (!c) c = co_await Open(im, n);
-      opening = false;
       if (!n.registered) {
         Reply r = co_await Exchange(*c, n, http::verb::post, "/v1/register", RegisterBody(im, n));
         if (r.status != 200) throw std::runtime_error("registration answered " + std::to_string(r.status));
@@ -319,7 +317,6 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
       }
     } catch (const std::exception&) {
       failed = true;
-      if (opening) ++im.open_failures;
       c.reset();
     }
     if (failed) {
