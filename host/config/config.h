@@ -36,10 +36,6 @@ struct TlsConfig {
   // Where the deployment CA's files live; "" : state_dir. Replicas of one
   // deployment ([ha]) share one (docs/operations.md, "High availability").
   std::string ca_dir;
-  // Nodes may resume a TLS session from a ticket sealed with keys derived
-  // from the CA (pki::Authority::SessionTicketKeys) instead of proving their
-  // key again: after a restart, a reconnecting fleet costs a third less.
-  bool session_resumption = true;
 };
 
 struct WireConfig {

@@ -98,7 +98,6 @@ class SchemaReader {
           c.ca_dir = v.value;
         }
       }
-      if (auto v = tr.Bool("session_resumption"); v) c.session_resumption = *v;
       const bool own_cert = ReadCertificate(tr, c.cert_file, c.key_file);
       if (own_cert && !c.server_names.empty()) {
         diag_.Add(tr.where(), tr.KeyPath("server_names"),

@@ -241,15 +241,7 @@ Status Daemon::StartWire() {
   wire::ListenerOptions opts =
       Listener("wire", cfg_.wire.listen, cfg_.wire.max_connections, cfg_.wire.header_timeout);
   opts.threads = cfg_.wire.io_threads != 0 ? cfg_.wire.io_threads : std::max(1u, std::thread::hardware_concurrency());
-  if (tls_) {
-    opts.tls = tls_->tls;
-    if (cfg_.wire.tls->session_resumption) {
-      auto keys = tls_->authority.SessionTicketKeys();
-      if (!keys.ok()) return Because("the wire's session tickets", keys.status());
-      opts.tls->session_ticket_keys = std::move(*keys);
-      opts.tls->wall_clock_ns = [this] { return host_.c()->wall_clock_ns(host_.c()->ctx); };
-    }
-  }
+  if (tls_) opts.tls = tls_->tls;
   wire_ = std::make_unique<wire::HttpServer>(opts, *wire_front_, log_);
   if (Status s = wire_->Start(); !s.ok()) return s;
   log_.Info("host.started", {{"deployment", cfg_.deployment},

@@ -53,10 +53,6 @@ std::string Daemon::Metrics() {
   if (metrics_) failed["listener=\"metrics\""] = double(metrics_->accept_failures());
   Counter(out, "nodeplane_accept_failures_total", "Connections the listener could not accept (out of descriptors, most often).",
           failed);
-  if (tls_) {
-    Counter(out, "nodeplane_wire_tls_handshakes_total", "TLS handshakes the wire completed: full, or resumed from a ticket.",
-            {{"kind=\"full\"", double(wire_->handshakes(false))}, {"kind=\"resumed\"", double(wire_->handshakes(true))}});
-  }
 
   const LeaseEvents& e = lease_events_;
   Counter(out, "nodeplane_leases_escrowed_total", "Leases escrowed for a launch.", {{"", double(e.escrowed)}});

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <openssl/bn.h>
 #include <openssl/evp.h>
-#include <openssl/kdf.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
@@ -302,28 +301,6 @@ Status Authority::AddPrevious(const std::string& cert_pem, const std::string& ke
   previous_cert_pem_ = cert_pem;
   previous_key_pem_ = key_pem;
   return Status::Ok();
-}
-
-Result<std::string> Authority::SessionTicketKeys() const {
-  // The bundle enters as its digest: HKDF's info is bounded (1 KiB in
-  // OpenSSL 3.0) and two CAs' PEM exceed it.
-  const std::string bundle = trust_bundle_pem();
-  unsigned char bundle_digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bundle.data()), bundle.size(), bundle_digest);
-  static constexpr char kSalt[] = "nodeplane wire session tickets v1";
-  std::string out(80, '\0');
-  size_t len = out.size();
-  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> kdf(EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nullptr),
-                                                                 EVP_PKEY_CTX_free);
-  const bool derived =
-      kdf && EVP_PKEY_derive_init(kdf.get()) == 1 && EVP_PKEY_CTX_set_hkdf_md(kdf.get(), EVP_sha256()) == 1 &&
-      EVP_PKEY_CTX_set1_hkdf_salt(kdf.get(), reinterpret_cast<const unsigned char*>(kSalt), sizeof kSalt - 1) == 1 &&
-      EVP_PKEY_CTX_set1_hkdf_key(kdf.get(), reinterpret_cast<const unsigned char*>(key_pem_.data()),
-                                 static_cast<int>(key_pem_.size())) == 1 &&
-      EVP_PKEY_CTX_add1_hkdf_info(kdf.get(), bundle_digest, sizeof bundle_digest) == 1 &&
-      EVP_PKEY_derive(kdf.get(), reinterpret_cast<unsigned char*>(out.data()), &len) == 1 && len == out.size();
-  if (!derived) return Status::Internal("cannot derive the session ticket keys (HKDF-SHA256 failed)");
-  return out;
 }
 
 std::string Authority::fingerprint() const {

@@ -103,14 +103,6 @@ class Authority {
   Result<std::pair<std::string, KeyPair>> IssueNode(const std::string& node, int64_t now_ns) const;
   // Whether `cert_pem` was signed by a CA of the trust bundle.
   Status Verify(const std::string& cert_pem) const;
-  // The 80 bytes that seal the wire's TLS session tickets (a 16-byte key
-  // name, a 32-byte HMAC key, a 32-byte AES key), derived (HKDF-SHA256) from
-  // the current CA key and the trust bundle: a restart and every replica
-  // sharing the CA derive the same, so a node resumes its session; a
-  // rotation or a retirement derives others, so every session of the old
-  // trust ends. Nothing new is stored: whoever can derive them holds the CA
-  // key, with which any node's certificate can be minted anyway. SECRET.
-  Result<std::string> SessionTicketKeys() const;
 
  private:
   std::string cert_pem_, key_pem_, deployment_;

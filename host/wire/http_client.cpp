@@ -15,28 +15,10 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-namespace {
-
-struct SessionFree {
-  void operator()(SSL_SESSION* s) const { SSL_SESSION_free(s); }
-};
-
-// Where a context's client is found from OpenSSL's new-session callback.
-int ClientIndex() {
-  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
-  return index;
-}
-
-}  // namespace
-
 struct HttpClient::Impl {
   ClientOptions opts;
   asio::io_context ioc;
   std::optional<asio::ssl::context> ssl;
-  // The server's latest ticket, offered on the next connection to resume
-  // (http_server.h). It belongs to this certificate and this server: a new
-  // certificate or another server forgets it.
-  std::unique_ptr<SSL_SESSION, SessionFree> session;
   std::optional<beast::tcp_stream> plain;
   std::optional<beast::ssl_stream<beast::tcp_stream>> secure;
   beast::flat_buffer buffer;
@@ -50,17 +32,6 @@ struct HttpClient::Impl {
     // chain built from the CA bundle on every handshake: the server holds
     // that CA already (http_server.cpp, the same mode).
     SSL_CTX_set_mode(ctx, SSL_MODE_NO_AUTO_CHAIN);
-    // TLS 1.3 tickets arrive after the handshake, with the first answer read:
-    // OpenSSL hands each to the callback, which keeps a copy of the newest. A
-    // copy: OpenSSL marks the connection's own session unresumable when the
-    // connection ends without a close_notify, as every connection to a
-    // server that restarted does, and that is when the ticket is wanted.
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
-    SSL_CTX_set_ex_data(ctx, ClientIndex(), this);
-    SSL_CTX_sess_set_new_cb(ctx, [](SSL* s, SSL_SESSION* ticketed) -> int {
-      static_cast<Impl*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(s), ClientIndex()))->session.reset(SSL_SESSION_dup(ticketed));
-      return 0;  // OpenSSL keeps its reference
-    });
     beast::error_code ec;
     const ClientTls& t = *opts.tls;
     if (t.verify) {
@@ -112,7 +83,6 @@ struct HttpClient::Impl {
         SSL_set_tlsext_host_name(native, name.c_str());
       }
     }
-    if (session) SSL_set_session(native, session.get());
     beast::get_lowest_layer(*secure).expires_after(opts.connect_timeout);
     beast::get_lowest_layer(*secure).connect(endpoints, ec);
     if (!ec) secure->handshake(asio::ssl::stream_base::client, ec);
@@ -168,13 +138,11 @@ void HttpClient::SetTls(ClientTls tls) {
   impl_->Drop();
   impl_->opts.tls = std::move(tls);
   impl_->ssl.reset();
-  impl_->session.reset();
 }
 
 void HttpClient::Aim(const std::string& host, uint16_t port) {
   if (impl_->opts.host == host && impl_->opts.port == port) return;
   impl_->Drop();
-  impl_->session.reset();
   impl_->opts.host = host;
   impl_->opts.port = port;
 }

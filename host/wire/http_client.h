@@ -5,10 +5,7 @@
 // will do) and its certificate must name `server_name`; a client
 // certificate is presented when `cert_pem` is set. `verify = false` exists
 // for one purpose only: fetching the CA before enrolling, whose answer the
-// caller then checks against a fingerprint the operator supplied. A client
-// keeps the server's newest session ticket and resumes with it when it
-// connects again (after the server restarted, most often), until SetTls or
-// Aim changes the certificate or the server.
+// caller then checks against a fingerprint the operator supplied.
 //
 // Boost.Beast and Asio stay inside http_client.cpp. Not thread-safe: one
 // client per thread; it keeps one connection alive between requests and

@@ -35,16 +35,14 @@
 //     (docs/performance.md). A connection's executor is what "the
 //     connection's strand" means below: posting to it from any thread is
 //     safe and runs on the connection's thread.
-// (8) OpenSSL per thread. OpenSSL 3.0 parses a certificate (a client's, or
-//     the one a session ticket carries) through decoder lookups in a library
-//     context, under read-write locks taken thousands of times a parse: two
-//     threads parsing in one context got less done than one alone
-//     (tests/bench/cert_parse_bench.cpp), and those locks were 8% of a
-//     restart storm's samples (docs/performance.md). So each I/O thread has
-//     a library context of its own, made that thread's default (what OpenSSL
-//     decodes without being given a context, a ticket's certificate among
-//     it, stays in it), and an SSL_CTX built in it; a connection dealt to the
-//     thread (7) uses that one.
+// (8) OpenSSL per thread. OpenSSL 3.0 parses a certificate (every client's,
+//     in every handshake) through decoder lookups in a library context,
+//     under read-write locks taken thousands of times a parse: two threads
+//     parsing in one context got less done than one alone
+//     (tests/bench/cert_parse_bench.cpp). So each I/O thread has a library
+//     context of its own, made that thread's default (what OpenSSL decodes
+//     without being given a context stays in it too), and an SSL_CTX built
+//     in it; a connection dealt to the thread (7) uses that one.
 // (4) Accepting. The acceptor, its handler and Stop()'s close all run on one
 //     strand, so a close can never land between a completed accept and the
 //     next one, and a closed acceptor ends the loop. An accept that fails
@@ -116,10 +114,6 @@ namespace {
 constexpr size_t kHeaderLimit = 16 * 1024;
 constexpr auto kWriteTimeout = std::chrono::seconds(60);
 constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
-// TLS 1.3 caps a ticket's life at a week (RFC 8446 §4.6.1); a connection
-// gets a fresh one daily (http_server.h, session resumption).
-constexpr long kTicketLifetimeSeconds = 7 * 24 * 3600;
-constexpr int64_t kTicketRenewalNs = kDayNs;
 
 struct Gate {
   std::mutex mu;
@@ -203,8 +197,6 @@ struct HttpServer::Impl {
   void Accept();
   Status ConfigureTls();
   Status ConfigureTlsContext(OSSL_LIB_CTX* library);
-  bool tickets() const { return opts.tls && !opts.tls->session_ticket_keys.empty(); }
-  int64_t WallNowNs() const;
   void Register(const std::shared_ptr<ConnectionBase>& c);
   void Unregister(ConnectionBase* c);
 
@@ -235,7 +227,6 @@ struct HttpServer::Impl {
   std::unordered_map<ConnectionBase*, std::shared_ptr<ConnectionBase>> connections;
   std::vector<asio::ssl::context> ssl;  // with TLS, one per I/O thread (8); empty: plain HTTP
   std::atomic<uint32_t> open{0};
-  std::atomic<uint64_t> handshakes_full{0}, handshakes_resumed{0};
   uint16_t bound_port = 0;
   bool started = false;
 };
@@ -267,10 +258,7 @@ class Connection : public ConnectionBase {
       Deadline(server_.opts.header_timeout);
       stream_.async_handshake([self = Self()](beast::error_code ec) {
         if (ec) return self->Shutdown();
-        SSL* ssl = self->stream_.native_handle();
-        ++(SSL_session_reused(ssl) ? self->server_.handshakes_resumed : self->server_.handshakes_full);
-        if (self->server_.tickets()) self->ticket_ns_ = self->server_.WallNowNs();
-        self->peer_ = VerifiedPeer(ssl);
+        self->peer_ = VerifiedPeer(self->stream_.native_handle());
         self->ReadHeader();
       });
     } else {
@@ -399,7 +387,6 @@ class Connection : public ConnectionBase {
       return;
     }
     holding_ = false;
-    if constexpr (kTls) RenewTicketIfOld();
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(11);
     res->result(static_cast<http::status>(r.status));
@@ -424,14 +411,6 @@ class Connection : public ConnectionBase {
       }
       self->ReadHeader();
     });
-  }
-
-  // A ticket a day old is replaced, sent ahead of the answer being written.
-  void RenewTicketIfOld() {
-    if (!server_.tickets()) return;
-    const int64_t now = server_.WallNowNs();
-    if (now - ticket_ns_ < kTicketRenewalNs) return;
-    if (SSL_new_session_ticket(stream_.native_handle()) == 1) ticket_ns_ = now;
   }
 
   void Shutdown() {
@@ -460,7 +439,6 @@ class Connection : public ConnectionBase {
   bool watching_ = false;                // a one-byte read is pending
   bool resume_ = false;                  // answered: read the next head once the watch returns
   char peek_ = 0;
-  int64_t ticket_ns_ = 0;  // when the client was last sent a ticket (wall clock)
 };
 
 void HttpServer::Impl::Register(const std::shared_ptr<ConnectionBase>& c) {
@@ -514,29 +492,6 @@ void HttpServer::Impl::Accept() {
   });
 }
 
-int64_t HttpServer::Impl::WallNowNs() const {
-  return opts.tls && opts.tls->wall_clock_ns ? opts.tls->wall_clock_ns() : nodeplane::WallNowNs();
-}
-
-namespace {
-
-// A ticket that opened is used unless the certificate its session proved has
-// expired since (http_server.h): an expired certificate makes a full
-// handshake, which refuses it. A ticket that did not open (another key: a
-// rotation) makes a full handshake too.
-SSL_TICKET_RETURN OnTicketDecrypted(SSL*, SSL_SESSION* session, const unsigned char*, size_t,
-                                    SSL_TICKET_STATUS status, void* arg) {
-  if (status != SSL_TICKET_SUCCESS && status != SSL_TICKET_SUCCESS_RENEW) return SSL_TICKET_RETURN_IGNORE_RENEW;
-  const auto& server = *static_cast<const HttpServer::Impl*>(arg);
-  X509* peer = SSL_SESSION_get0_peer(session);
-  time_t now = static_cast<time_t>(server.WallNowNs() / kSecondNs);
-  // X509_cmp_time answers 0 for a time it cannot read: refused as expired.
-  if (peer == nullptr || X509_cmp_time(X509_get0_notAfter(peer), &now) <= 0) return SSL_TICKET_RETURN_IGNORE_RENEW;
-  return status == SSL_TICKET_SUCCESS_RENEW ? SSL_TICKET_RETURN_USE_RENEW : SSL_TICKET_RETURN_USE;
-}
-
-}  // namespace
-
 // TLS 1.3 only, HTTP/1.1, the server's certificate, and, when asked, a
 // client certificate demanded and verified in the handshake against every
 // authority in the bundle (more than one during a rotation).
@@ -555,38 +510,23 @@ Status HttpServer::Impl::ConfigureTls() {
 }
 
 Status HttpServer::Impl::ConfigureTlsContext(OSSL_LIB_CTX* library) {
-  TlsOptions& t = *opts.tls;
+  const TlsOptions& t = *opts.tls;
   SSL_CTX* ctx = SSL_CTX_new_ex(library, nullptr, TLS_server_method());
   if (ctx == nullptr) return Status::Internal(opts.name + ": OpenSSL cannot make a TLS context");
   asio::ssl::context& context = ssl.emplace_back(ctx);  // owns ctx from here
   SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
   SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION);
   // Memory per idle connection is what bounds a fleet (docs/performance.md):
-  // OpenSSL's record buffers are given back between records, and the server
-  // caches no session: a ticket holds all of it, and only the client keeps
-  // that.
+  // OpenSSL's record buffers are given back between records, and no session
+  // is cached or ticketed: nodes hold one long-lived connection, and on
+  // OpenSSL 3.0 a resumed handshake costs the server as much as a full one
+  // (docs/performance.md, seventh pass).
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
   // A record is read in one system call rather than its header and its body
   // in two (tls_socket_stream.h lets OpenSSL read the socket itself).
   SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-  if (tickets()) {
-    // One ticket per handshake: a node holds one connection per purpose,
-    // and a resumed handshake gets a new ticket in turn.
-    SSL_CTX_set_num_tickets(ctx, 1);
-    SSL_CTX_set_timeout(ctx, kTicketLifetimeSeconds);
-    std::string& keys = t.session_ticket_keys;
-    if (keys.size() != 80 || SSL_CTX_set_tlsext_ticket_keys(ctx, keys.data(), static_cast<long>(keys.size())) != 1) {
-      return Status::Invalid(opts.name + ": the session ticket keys must be 80 bytes");
-    }
-    SSL_CTX_set_session_ticket_cb(ctx, nullptr, OnTicketDecrypted, this);
-    // A session names the listener it was made on; OpenSSL resumes none
-    // that verified a peer without one.
-    SSL_CTX_set_session_id_context(ctx, reinterpret_cast<const unsigned char*>(opts.name.data()),
-                                   static_cast<unsigned>(std::min<size_t>(opts.name.size(), SSL_MAX_SID_CTX_LENGTH)));
-  } else {
-    SSL_CTX_set_num_tickets(ctx, 0);
-  }
+  SSL_CTX_set_num_tickets(ctx, 0);
   // The certificate goes out with the chain its PEM names and nothing else.
   // Left to itself OpenSSL would build the chain on every handshake from the
   // client authorities below (verifying its own certificate each time) and
@@ -652,9 +592,6 @@ uint32_t HttpServer::open_connections() const { return impl_->open.load(); }
 
 uint64_t HttpServer::accept_failures() const { return impl_->accept_failures.load(); }
 
-uint64_t HttpServer::handshakes(bool resumed) const {
-  return (resumed ? impl_->handshakes_resumed : impl_->handshakes_full).load();
-}
 
 void HttpServer::Stop() {
   Impl& s = *impl_;

@@ -94,26 +94,11 @@ class HttpHandler {
 // A TLS listener: TLS 1.3 only. With require_client_cert a connection
 // without a certificate from one of the client_ca_pem authorities fails in
 // the handshake, before any request is read.
-//
-// Session resumption: with session_ticket_keys, a client that completed a
-// handshake gets a ticket (sealed with those keys, kept by the client only)
-// and may resume with it, on a new connection or after a restart, without
-// sending its certificate again; the session carries the certificate it
-// proved then. A ticket is refused, and the handshake is a full one, once
-// that certificate has expired by wall_clock_ns; anything revoked is the
-// handler's to refuse, per request, as for any connection. A connection
-// open for a day gets a fresh ticket with its next answer, so a node that
-// stays connected for weeks still holds one no older than a day (TLS 1.3
-// caps a ticket's life at seven).
 struct TlsOptions {
   std::string cert_pem;  // the server's chain
   std::string key_pem;   // SECRET
   std::string client_ca_pem;
   bool require_client_cert = false;
-  // 80 bytes (pki::Authority::SessionTicketKeys); empty: no tickets. SECRET.
-  std::string session_ticket_keys{};
-  // Nanoseconds since the epoch; empty: the system clock.
-  std::function<int64_t()> wall_clock_ns{};
 };
 
 struct ListenerOptions {
@@ -146,9 +131,6 @@ class HttpServer {
   // Accepts that failed, each followed by a pause (out of descriptors, most
   // often; a metric and a test hook).
   uint64_t accept_failures() const;
-  // TLS handshakes completed, resumed from a ticket or full (a metric and a
-  // test hook).
-  uint64_t handshakes(bool resumed) const;
 
   struct Impl;  // opaque: defined, with Beast, in http_server.cpp
 

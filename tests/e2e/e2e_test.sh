@@ -614,22 +614,6 @@ ca-rotation)
     fail "a certificate of the retired CA was accepted"
   fi
   ;;
-tls-resume)
-  # The control plane SIGKILLed and restarted under an mTLS fleet: the
-  # reference node connects again with the session ticket the previous run
-  # sealed (its keys derived from the CA: wire-protocol.md, "Session
-  # resumption") and registers without a full handshake.
-  write_config tls
-  start_host
-  ctl ca issue n1 --out "$dir/n1" >/dev/null || fail "ca issue n1"
-  start_node n1 --tls
-  wait_until "n1 to register" node_is n1 live
-  kill -KILL $host; wait $host 2>/dev/null
-  start_host
-  wait_until "n1 to register again" bash -c "[ \$(grep -c event=node.registered $dir/n1.log) -ge 2 ]"
-  ctl metrics | grep -q '^nodeplane_wire_tls_handshakes_total{kind="resumed"} [1-9]' ||
-    fail "n1 did not resume its session: $(ctl metrics | grep handshakes_total)"
-  ;;
 supersede-restart)
   # Issue 17: the control plane SIGKILLed while a superseded process drains
   # its job and its replacement runs another. After the restart neither

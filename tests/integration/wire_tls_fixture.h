@@ -74,10 +74,9 @@ plugin_dir = ")" + PLUGIN_DIR + R"("
 [log]
 level = "error"
 [wire]
-listen = "127.0.0.1:)" + std::to_string(wire_port_) + R"("
+listen = "127.0.0.1:0"
 [wire.tls]
 server_names = ["127.0.0.1"]
-)" + wire_tls_config_ + R"(
 [tiers.a]
 vcpu = 1
 memory = "1GiB"
@@ -129,7 +128,6 @@ deny_owner = "evil"
     }
     auto loaded = config::LoadConfigText(toml, dir_ + "/nodeplane.toml");
     ASSERT_TRUE(loaded.ok()) << (loaded.errors.empty() ? "" : loaded.errors.front().ToString());
-    config_ = *loaded.config;
     auto d = Daemon::Start(*loaded.config, log_);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     daemon_ = std::move(*d);
@@ -225,9 +223,6 @@ deny_owner = "evil"
 
   std::string dir_;
   std::string ledger_config_;  // more keys of [plugins.ledger.config], one per line
-  std::string wire_tls_config_;  // more keys of [wire.tls], one per line
-  uint16_t wire_port_ = 0;       // 0: the kernel picks
-  std::optional<config::Config> config_;  // the last Start's
   int64_t next_request_ = 42;  // LaunchAndMint's request ids
   Logger log_{LogLevel::kError};
   std::unique_ptr<Daemon> daemon_;

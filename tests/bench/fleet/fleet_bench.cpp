@@ -11,8 +11,7 @@
 //
 // usage: fleet-bench [--nodes N] [--launches N] [--idle-seconds S]
 //                    [--load-seconds S] [--load-connections N] [--job-ms MS]
-//                    [--session-resumption on|off] [--nginx PATH]
-//                    [--nodeplaned PATH] [--plugin-dir DIR]
+//                    [--nginx PATH] [--nodeplaned PATH] [--plugin-dir DIR]
 // tests/bench/fleet-bench.sh raises the descriptor limit, installs nginx and
 // runs it; docs/performance.md has the figures.
 #include <sys/resource.h>
@@ -46,7 +45,6 @@ struct Args {
   int load_seconds = 10;
   int load_connections = 64;
   int job_ms = 4000;
-  bool session_resumption = true;  // wire.tls.session_resumption: off measures full handshakes
   std::string nginx;
   std::string nodeplaned = NODEPLANED_PATH;
   std::string plugin_dir = PLUGIN_DIR;
@@ -131,7 +129,6 @@ int Run(const Args& a) {
                                      "\"\n[log]\nlevel = \"info\"\n[wire]\nlisten = \"127.0.0.1:" +
                                      std::to_string(port) +
                                      "\"\nmax_connections = 40000\n[wire.tls]\nserver_names = [\"127.0.0.1\"]\n"
-                                     "session_resumption = " + (a.session_resumption ? "true" : "false") + "\n"
                                      "[leases]\nttl = \"9s\"\nreap_interval = \"3s\"\n[tiers.job]\nvcpu = 1\nmemory = \"1GiB\"\n"
                                      "providers = [\"process\"]\ncommand = [\"/bin/true\"]\n[plugins.ledger]\n"
                                      "library = \"ledger-sqlite\"\nprovides = [\"ledger\"]\n");
@@ -227,7 +224,7 @@ int Run(const Args& a) {
   // backoff, is told it is unknown, and registers.
   cp.Kill();
   fleet->BeginRound();
-  const int64_t storm_failures0 = fleet->open_failures(), storm_resumed0 = fleet->resumed();
+  const int64_t storm_failures0 = fleet->open_failures();
   const double storm_self_cpu0 = SelfCpuSeconds();
   t = Clock::now();
   if (!cp.Start()) return std::fprintf(stderr, "fleet-bench: nodeplaned did not restart\n"), 1;
@@ -236,10 +233,9 @@ int Run(const Args& a) {
   // The storm's CPU on both sides: with the generator on the same cores, the
   // sum over the cores is the bound (docs/performance.md).
   std::printf("restart: nodeplaned serving after %.2f s; %d of %d nodes registered again %.1f s after the restart "
-              "(connects or handshakes failed %lld; handshakes resumed %lld; CPU nodeplaned %.1f s, generator %.1f s)\n",
+              "(connects or handshakes failed %lld; CPU nodeplaned %.1f s, generator %.1f s)\n",
               up, fleet->RegisteredThisRound(), a.nodes, Seconds(Clock::now() - t),
-              static_cast<long long>(fleet->open_failures() - storm_failures0),
-              static_cast<long long>(fleet->resumed() - storm_resumed0), cp.CpuSeconds(),
+              static_cast<long long>(fleet->open_failures() - storm_failures0), cp.CpuSeconds(),
               SelfCpuSeconds() - storm_self_cpu0);
   if (!back) return 1;
   fleet->AwaitState([&] { return fleet->parked() == a.nodes; }, 60s);
@@ -286,7 +282,6 @@ int main(int argc, char** argv) {
     else if (k == "--load-seconds") a.load_seconds = std::stoi(v);
     else if (k == "--load-connections") a.load_connections = std::stoi(v);
     else if (k == "--job-ms") a.job_ms = std::stoi(v);
-    else if (k == "--session-resumption") a.session_resumption = v != "off";
     else if (k == "--nginx") a.nginx = v;
     else if (k == "--nodeplaned") a.nodeplaned = v;
     else if (k == "--plugin-dir") a.plugin_dir = v;

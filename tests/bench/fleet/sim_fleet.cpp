@@ -52,14 +52,10 @@ struct SimFleet::Node {
   int round_seen = -1;
   std::chrono::seconds ttl{90}, poll{50};
   std::set<std::string> running;  // leases held
-  // The control plane's newest ticket for this node: it resumes with it, as
-  // nodeplane-node's client does (http_client.cpp).
-  SSL_SESSION* session = nullptr;
   // Open connections no job is using: a node keeps its lease connection
   // alive between jobs, as nodeplane-node's heartbeat client does.
   std::vector<std::unique_ptr<Conn>> spare;
   ~Node() {
-    SSL_SESSION_free(session);
     X509_free(cert);
     EVP_PKEY_free(key);
   }
@@ -74,7 +70,7 @@ struct SimFleet::Impl {
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
   std::atomic<int> parked{0}, connected{0}, round{0}, round_count{0}, held{0};
-  std::atomic<int64_t> registrations{0}, failures{0}, open_failures{0}, resumed{0};
+  std::atomic<int64_t> registrations{0}, failures{0}, open_failures{0};
   std::mutex mu;
   std::condition_variable launched_cv;
   std::map<int64_t, Clock::time_point> launched;
@@ -89,20 +85,6 @@ struct SimFleet::Impl {
 namespace {
 
 constexpr uint32_t kSourceAddresses = 64;
-
-// Where a connection's node is found from OpenSSL's new-session callback.
-int NodeIndex() {
-  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
-  return index;
-}
-
-// Keeps a copy of the ticket (why a copy: http_client.cpp).
-int KeepTicket(SSL* ssl, SSL_SESSION* ticketed) {
-  auto* n = static_cast<SimFleet::Node*>(SSL_get_ex_data(ssl, NodeIndex()));
-  SSL_SESSION_free(n->session);
-  n->session = SSL_SESSION_dup(ticketed);
-  return 0;
-}
 
 struct Reply {
   int status = 0;
@@ -124,8 +106,6 @@ asio::awaitable<std::unique_ptr<Conn>> Open(SimFleet::Impl& im, SimFleet::Node& 
   SSL_use_certificate(ssl, n.cert);
   SSL_use_PrivateKey(ssl, n.key);
   X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), im.o.host.c_str());
-  SSL_set_ex_data(ssl, NodeIndex(), &n);
-  if (n.session != nullptr) SSL_set_session(ssl, n.session);
   beast::get_lowest_layer(c->stream).expires_after(30s);
   try {
     co_await beast::get_lowest_layer(c->stream).async_connect(im.endpoint, use_awaitable);
@@ -134,7 +114,6 @@ asio::awaitable<std::unique_ptr<Conn>> Open(SimFleet::Impl& im, SimFleet::Node& 
     ++im.open_failures;  // also counted as a failure by whichever loop asked
     throw;
   }
-  if (SSL_session_reused(ssl)) ++im.resumed;
   c->counter = &im.connected;
   ++im.connected;
   co_return c;
@@ -361,8 +340,6 @@ SimFleet::SimFleet(FleetOptions options) : impl_(std::make_unique<Impl>()) {
   SSL_CTX_set_mode(ctx, SSL_MODE_NO_AUTO_CHAIN);     // as nodeplane-node's client (http_client.cpp)
   impl_->ctx.add_certificate_authority(asio::buffer(impl_->o.ca_pem));
   impl_->ctx.set_verify_mode(asio::ssl::verify_peer);
-  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
-  SSL_CTX_sess_set_new_cb(ctx, KeepTicket);
 }
 
 SimFleet::~SimFleet() { Stop(); }
@@ -408,7 +385,6 @@ int SimFleet::connected() const { return impl_->connected.load(); }
 int64_t SimFleet::registrations() const { return impl_->registrations.load(); }
 int64_t SimFleet::failures() const { return impl_->failures.load(); }
 int64_t SimFleet::open_failures() const { return impl_->open_failures.load(); }
-int64_t SimFleet::resumed() const { return impl_->resumed.load(); }
 int SimFleet::RegisteredThisRound() const { return impl_->round_count.load(); }
 int SimFleet::held() const { return impl_->held.load(); }
 

@@ -1,10 +1,9 @@
 // N simulated nodes in one process: each holds its own certificate and does
-// on the wire what nodeplane-node does: TLS 1.3 with its client certificate
-// (resuming from the control plane's latest ticket when it holds one),
-// register, long-poll, execute commands (a launch is bound, advanced to
-// busy, answered, held while heartbeating at TTL/3 on a second connection,
-// and released), and after losing the control plane reconnect with the
-// node's own backoff and register again when told it is unknown.
+// on the wire what nodeplane-node does: TLS 1.3 with its client
+// certificate, register, long-poll, execute commands (a launch is bound,
+// advanced to busy, answered, held while heartbeating at TTL/3 on a second
+// connection, and released), and after losing the control plane reconnect
+// with the node's own backoff and register again when told it is unknown.
 //
 // One Asio io_context on one thread (a node's coroutines share its state
 // without locks); each node is a coroutine. The observations are
@@ -47,7 +46,6 @@ class SimFleet {
   int64_t registrations() const;  // successful registrations, all rounds
   int64_t failures() const;       // connects or requests that failed
   int64_t open_failures() const;  // of those, connects and TLS handshakes
-  int64_t resumed() const;        // TLS handshakes resumed from a ticket
   int held() const;               // launched leases still held (heartbeating)
 
   // Waits until `done()` holds, re-checking whenever a node's state changes
