@@ -43,6 +43,14 @@
 //     context of its own, made that thread's default (what OpenSSL decodes
 //     without being given a context stays in it too), and an SSL_CTX built
 //     in it; a connection dealt to the thread (7) uses that one.
+// (9) Deadlines, lazily. A request moves its connection's deadline four
+//     times (its head, its body, none while the handler holds it, the
+//     write); cancelling and re-arming the timer each time ran a cancelled
+//     handler and re-queued a wait per move. The deadline in force is kept
+//     beside the timer instead: a later one is only recorded, and the timer,
+//     firing before it, waits again for the rest; only a deadline earlier
+//     than the pending wait re-arms it. A busy keep-alive connection touches
+//     its timer once per header timeout, not four times a request.
 // (4) Accepting. The acceptor, its handler and Stop()'s close all run on one
 //     strand, so a close can never land between a completed accept and the
 //     next one, and a closed acceptor ends the loop. An accept that fails
@@ -110,6 +118,8 @@ void ClientWatch::MarkGone() {
 }
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 constexpr size_t kHeaderLimit = 16 * 1024;
 constexpr auto kWriteTimeout = std::chrono::seconds(60);
@@ -274,18 +284,28 @@ class Connection : public ConnectionBase {
   std::shared_ptr<Connection> Self() { return std::static_pointer_cast<Connection>(shared_from_this()); }
 
   // The connection is closed if it is still waiting on its peer at `after`
-  // from now; a later Deadline or NoDeadline replaces it.
-  void Deadline(std::chrono::steady_clock::duration after) {
-    deadline_.expires_after(after);
+  // from now; a later Deadline or NoDeadline replaces it (9).
+  void Deadline(Clock::duration after) {
+    deadline_at_ = Clock::now() + after;
+    if (armed_ && deadline_.expiry() <= deadline_at_) return;  // it fires first, then waits for the rest
+    Arm();
+  }
+
+  void NoDeadline() { deadline_at_ = Clock::time_point::max(); }
+
+  // Waits for deadline_at_, cancelling a wait for a later time.
+  void Arm() {
+    armed_ = true;
+    deadline_.expires_at(deadline_at_);
     deadline_.async_wait([weak = std::weak_ptr<Connection>(Self())](beast::error_code ec) {
       auto self = weak.lock();
-      // A deadline moved after this one fired, before its handler ran, stands.
-      if (ec || !self || self->deadline_.expiry() > std::chrono::steady_clock::now()) return;
+      if (ec || !self) return;  // cancelled: by Arm, which waits anew, or by Shutdown
+      self->armed_ = false;
+      if (self->deadline_at_ == Clock::time_point::max()) return;  // the next Deadline arms
+      if (Clock::now() < self->deadline_at_) return self->Arm();   // moved later meanwhile
       self->Shutdown();
     });
   }
-
-  void NoDeadline() { deadline_.expires_at(std::chrono::steady_clock::time_point::max()); }
 
   void ReadHeader() {
     parser_.emplace();
@@ -427,6 +447,9 @@ class Connection : public ConnectionBase {
 
   Stream stream_;
   asio::steady_timer deadline_;
+  // (9): the deadline in force, and whether a wait on deadline_ is pending.
+  Clock::time_point deadline_at_ = Clock::time_point::max();
+  bool armed_ = false;
   std::shared_ptr<const PeerCertificate> peer_;
   HttpServer::Impl& server_;
   beast::flat_buffer buffer_;

@@ -55,6 +55,16 @@ void WaitForOpenConnections(const HttpServer& s, uint32_t n) {
   while (s.open_connections() != n) std::this_thread::yield();
 }
 
+// Returns once the header timeout of the listener on `port` has passed since
+// the call: a connection opened now that never finishes its head is closed.
+void AwaitHeaderTimeout(uint16_t port) {
+  RawConnection slow(port);
+  ASSERT_TRUE(slow.Send("GET / HTTP/1.1\r\n"));
+  bool closed = false;
+  slow.ReadUntilClose(&closed);
+  ASSERT_TRUE(closed);
+}
+
 TEST(HttpServer, ServesHealth) {
   Logger log(LogLevel::kError);
   NodeWireOptions w;
@@ -135,17 +145,69 @@ TEST(HttpServer, NoTimeoutCutsAParkedRequest) {
   EXPECT_EQ(req.method, "POST");
   EXPECT_EQ(req.target, "/v1/nodes/n1/poll");
   EXPECT_EQ(req.body, "{}");
-  // Prove the header timeout has had time to fire: a second connection that
-  // never finishes its head is closed by it. The parked poll must survive.
-  RawConnection slow(server.port());
-  ASSERT_TRUE(slow.Send("GET / HTTP/1.1\r\n"));
-  bool slow_closed = false;
-  slow.ReadUntilClose(&slow_closed);
-  ASSERT_TRUE(slow_closed);
+  // The header timeout has had time to fire; the parked poll must survive.
+  AwaitHeaderTimeout(server.port());
   std::thread answer([respond = respond] { respond(HttpResponse{204, "", ""}); });
   std::string r = c.ReadResponse();
   answer.join();
   EXPECT_NE(r.find("HTTP/1.1 204"), std::string::npos) << r;
+}
+
+// After an answer (written under the 60 s write deadline) a kept-alive
+// connection waits for its next head under the header timeout again: the
+// shorter deadline replaces the longer one, and an idle client is closed at
+// it, not at the write's.
+TEST(HttpServer, AnAnsweredConnectionIdlesOnlyForTheHeaderTimeout) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  ListenerOptions o = Loopback();
+  o.header_timeout = std::chrono::milliseconds(50);
+  HttpServer server(o, handler, log);
+  ASSERT_TRUE(server.Start().ok());
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.Send("POST /v1/nodes/n1/poll HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"));
+  auto [req, respond] = handler.WaitForParked();
+  // The parked request's header deadline has passed: only the answer's
+  // write deadline will be pending when the answer goes out.
+  AwaitHeaderTimeout(server.port());
+  respond(HttpResponse{204, "", ""});
+  const auto answered = std::chrono::steady_clock::now();
+  bool closed = false;
+  const std::string r = c.ReadUntilClose(&closed);
+  EXPECT_NE(r.find("HTTP/1.1 204"), std::string::npos) << r;
+  EXPECT_TRUE(closed);
+  // Half the write deadline: far above the 50 ms timeout, far below 60 s.
+  EXPECT_LT(std::chrono::steady_clock::now() - answered, std::chrono::seconds(30));
+  WaitForOpenConnections(server, 0);
+}
+
+// A head completed halfway to its deadline gives the body a deadline of its
+// own, later than the head's: the connection must outlive the head's (no
+// timer fires early) and still be cut at the body's (9: the wait armed for
+// the head, firing first, waits again for the rest).
+TEST(HttpServer, ABodyThatNeverComesIsCutAtItsOwnDeadline) {
+  Logger log(LogLevel::kError);
+  ParkingHandler handler;
+  ListenerOptions o = Loopback();
+  o.header_timeout = std::chrono::milliseconds(200);
+  HttpServer server(o, handler, log);
+  ASSERT_TRUE(server.Start().ok());
+  // A second listener whose header timeout is half as long serves as the
+  // clock.
+  ListenerOptions half = Loopback();
+  half.header_timeout = std::chrono::milliseconds(100);
+  HttpServer clock(half, handler, log);
+  ASSERT_TRUE(clock.Start().ok());
+  RawConnection c(server.port());
+  ASSERT_TRUE(c.Send("POST /v1/nodes/n1/poll HTTP/1.1\r\nHost: x\r\n"));
+  AwaitHeaderTimeout(clock.port());
+  ASSERT_TRUE(c.Send("Content-Length: 5\r\n\r\n"));  // the head, whole; no body follows
+  const auto head_done = std::chrono::steady_clock::now();
+  bool closed = false;
+  c.ReadUntilClose(&closed);  // gives up after 10 s
+  EXPECT_TRUE(closed) << "a body that never came held the connection";
+  EXPECT_GE(std::chrono::steady_clock::now() - head_done, std::chrono::milliseconds(200))
+      << "the connection was cut at the head's deadline, not the body's";
 }
 
 TEST(HttpServer, ClosesConnectionsPastTheBudget) {
