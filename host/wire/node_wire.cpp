@@ -1,5 +1,7 @@
 #include "wire/node_wire.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <optional>
@@ -113,6 +115,29 @@ WireError MapStatus(const Status& s) {
 }
 
 
+namespace {
+
+// The statuses the wire answers with, each a slot of RequestMetrics::found;
+// another is looked up in the family each time.
+constexpr std::array<int, 14> kCountedStatuses = {200, 204, 400, 401, 403, 404, 405, 409, 410, 413, 429, 500, 503, 504};
+
+}  // namespace
+
+NodeWire::RequestMetrics::RequestMetrics(size_t routes) : found(routes * kCountedStatuses.size()) {}
+
+Histogram& NodeWire::RequestMetrics::For(size_t route, const char* label, int status) {
+  const auto slot = std::find(kCountedStatuses.begin(), kCountedStatuses.end(), status);
+  auto lookup = [&]() -> Histogram& {
+    return family.For("route=\"" + std::string(label) + "\",status=\"" + std::to_string(status) + "\"");
+  };
+  if (slot == kCountedStatuses.end()) return lookup();
+  std::atomic<Histogram*>& cached = found[route * kCountedStatuses.size() + (slot - kCountedStatuses.begin())];
+  if (Histogram* h = cached.load(std::memory_order_acquire)) return *h;
+  Histogram& h = lookup();  // the family keeps it for its life
+  cached.store(&h, std::memory_order_release);
+  return h;
+}
+
 NodeWire::NodeWire(NodeWireOptions options)
     : o_(std::move(options)), jit_(o_.tiers, o_.jit_sources), workers_(std::make_unique<CallPool>(o_.workers)) {
   if (!o_.now_ns) o_.now_ns = WallNowNs;
@@ -210,10 +235,10 @@ void NodeWire::Handle(HttpRequest request, Responder respond) {
   }
   // Every answer is counted and timed by route and status.
   const Route* labelled = route != nullptr ? route : other_method;
-  c->respond = [requests = requests_, label = std::string(labelled ? labelled->label : "other"),
+  const size_t index = labelled != nullptr ? static_cast<size_t>(labelled - Routes().data()) : Routes().size();
+  c->respond = [requests = requests_, index, label = labelled ? labelled->label : "other",
                 start = std::chrono::steady_clock::now(), respond = std::move(respond)](HttpResponse r) {
-    requests->For("route=\"" + label + "\",status=\"" + std::to_string(r.status) + "\"")
-        .Observe(std::chrono::steady_clock::now() - start);
+    requests->For(index, label, r.status).Observe(std::chrono::steady_clock::now() - start);
     respond(std::move(r));
   };
   c->incarnation = std::string(c->req.Header(kIncarnationHeader));

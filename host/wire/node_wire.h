@@ -29,6 +29,7 @@
 // transport.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -86,7 +87,7 @@ class NodeWire : public HttpHandler {
   void Handle(HttpRequest request, Responder respond) override;
   // How long requests took to answer, by route and status (a parked poll's
   // includes its wait); each histogram's _count counts the requests.
-  const HistogramFamily& request_latency() const { return *requests_; }
+  const HistogramFamily& request_latency() const { return requests_->family; }
 
  private:
   struct Call;  // one request being answered
@@ -141,9 +142,18 @@ class NodeWire : public HttpHandler {
   // for the wire's life, so encoded once (it is the route load balancers
   // and monitors call most).
   std::string health_body_;
-  // Shared with every answer in flight, which may outlive the wire (a poll
-  // the plane answers while it shuts down).
-  std::shared_ptr<HistogramFamily> requests_ = std::make_shared<HistogramFamily>();
+  // The request histograms, each (route, status) one looked up in the family
+  // once and then read without its lock: every answer is counted. Shared
+  // with every answer in flight, which may outlive the wire (a poll the
+  // plane answers while it shuts down).
+  struct RequestMetrics {
+    explicit RequestMetrics(size_t routes);
+    // `route` indexes Routes(), or is its size for a path no route knows.
+    Histogram& For(size_t route, const char* label, int status);
+    HistogramFamily family;
+    std::vector<std::atomic<Histogram*>> found;  // by route, then status slot
+  };
+  std::shared_ptr<RequestMetrics> requests_ = std::make_shared<RequestMetrics>(Routes().size() + 1);
   JitTargets jit_;
   std::unique_ptr<CallPool> workers_;
 };

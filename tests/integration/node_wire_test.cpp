@@ -409,6 +409,24 @@ TEST_F(NodeWireTest, GuardsAnswerWithTheRightCodes) {
   EXPECT_EQ(Send("GET", "/v1/nowhere").status, 404);
 }
 
+// Every answer is counted by route and status, the path no route knows as
+// "other", whether the (route, status) histogram was found before or not.
+TEST_F(NodeWireTest, EveryAnswerIsCountedByRouteAndStatus) {
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Send("GET", "/healthz").status, 200);
+  EXPECT_EQ(Send("GET", "/v1/nowhere").status, 404);
+  EXPECT_EQ(Send("GET", "/v1/nowhere").status, 404);
+  EXPECT_EQ(Send("DELETE", "/healthz").status, 405);
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  EXPECT_EQ(Send("DELETE", "/v1/register").status, 405);  // the same route, another status
+  std::string text;
+  routes_->request_latency().Render(text, "requests", "help");
+  EXPECT_NE(text.find("requests_count{route=\"healthz\",status=\"200\"} 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("requests_count{route=\"other\",status=\"404\"} 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("requests_count{route=\"healthz\",status=\"405\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("requests_count{route=\"register\",status=\"200\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("requests_count{route=\"register\",status=\"405\"} 1\n"), std::string::npos) << text;
+}
+
 TEST_F(NodeWireTest, AnIdlePollIsAnsweredWithNoContentWhenItsWindowCloses) {
   ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
   plane::PlaneTestPeer(*plane_).SetPollWindow(50'000'000);  // 50 ms of the system clock
