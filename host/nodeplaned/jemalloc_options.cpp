@@ -1,5 +1,6 @@
-// jemalloc's options for nodeplaned, read at its first allocation; MALLOC_CONF
-// in the environment is read after them and wins.
+// jemalloc's options for nodeplaned (and the fleet benchmarks' simulated
+// nodes, tests/bench), read at its first allocation; MALLOC_CONF in the
+// environment is read after them and wins.
 //
 // Transparent huge pages for its arenas and metadata. A restart storm has
 // every node's handshake in flight at once, and each touches fresh memory

@@ -289,7 +289,13 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
     n.inventory.clear();
   }
 
-  if (req.inventory_known && opts_.registrar != nullptr) {
+  // The inventory frees the quarantined leases it does not name. Only an open
+  // lease can be quarantined, and one placed on the node since `placed` was
+  // read cannot have reached quarantine within this registration: a node
+  // charged nothing is spared the write, half a restart storm's ledger
+  // writes (docs/performance.md, "eighth pass").
+  const bool may_hold_quarantine = opts_.leases == nullptr || !placed->empty();
+  if (req.inventory_known && opts_.registrar != nullptr && may_hold_quarantine) {
     auto freed = opts_.registrar->ResolveQuarantineFor(req.node, req.instances, epoch);
     if (!freed.ok()) log_->Warn("plane.quarantine_unresolved", {{"node", req.node}, {"error", freed.status().message()}});
   }
@@ -416,7 +422,7 @@ void Plane::GiveBack(const std::string& node, const std::string& incarnation, co
     n->in_flight.erase(it);
     if (p->owner_seq != 0) {
       auto owner = owners_.find(p->cmd.lease->id);
-      if (owner != owners_.end() && owner->second.seq == p->owner_seq) owners_.erase(owner);
+      if (owner != owners_.end() && owner->second.seq == p->owner_seq) EraseOwnerLocked(owner);
     }
     p->delivered = false;
     p->taken_by.clear();
@@ -494,7 +500,9 @@ Status Plane::ReceiveResult(const std::string& node, const std::string& incarnat
       std::shared_ptr<Pending> p = it->second;
       n->in_flight.erase(it);
       if (p->cmd.kind == CommandKind::kLaunch && p->cmd.lease && !result.ok && !result.custody) {
-        owners_.erase(p->cmd.lease->id);  // nothing started
+        if (auto owner = owners_.find(p->cmd.lease->id); owner != owners_.end()) {
+          EraseOwnerLocked(owner);  // nothing started
+        }
       }
       AnswerLocked(p, result);
       return Status::Ok();

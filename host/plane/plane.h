@@ -307,8 +307,12 @@ class Plane {
       NP_REQUIRES(mu_);
   void WakeOneLocked(NodeState& n, Completions& done) NP_REQUIRES(mu_);
   void ExpireStaleLocked(Completions& done) NP_REQUIRES(mu_);
+  struct OwnerRecord;
+  using OwnerMap = std::map<std::string, OwnerRecord>;
   // Returns the record's sequence number.
   uint64_t RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id) NP_REQUIRES(mu_);
+  // Every record leaves owners_ through here, which keeps owned_by_node_ in step.
+  OwnerMap::iterator EraseOwnerLocked(OwnerMap::iterator it) NP_REQUIRES(mu_);
   // `inventory`, when known, is what the registering process runs: a lease
   // it names is its own even where the ledger recorded another holder.
   void AdoptLocked(const std::string& node, const std::string& incarnation, const std::vector<ports::Lease>& leases,
@@ -382,7 +386,10 @@ class Plane {
     int64_t request_id = 0;
     uint64_t seq = 0;
   };
-  std::map<std::string, OwnerRecord> owners_ NP_GUARDED_BY(mu_);  // lease id -> who holds its compute
+  OwnerMap owners_ NP_GUARDED_BY(mu_);  // lease id -> who holds its compute
+  // The same records' lease ids by node: a registration forgets its node's
+  // ended leases without walking the fleet's (up to max_owners) under mu_.
+  std::unordered_map<std::string, std::set<std::string>> owned_by_node_ NP_GUARDED_BY(mu_);
   std::deque<std::pair<uint64_t, std::string>> owner_order_ NP_GUARDED_BY(mu_);  // oldest first, for the bound (R25)
   uint64_t owner_seq_ NP_GUARDED_BY(mu_) = 0;
   std::multimap<int64_t, std::weak_ptr<PollTicket>> poll_deadlines_ NP_GUARDED_BY(mu_);

@@ -9,6 +9,8 @@ namespace nodeplane::plane {
 
 uint64_t Plane::RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id) {
   const uint64_t seq = ++owner_seq_;
+  if (auto old = owners_.find(lease_id); old != owners_.end()) EraseOwnerLocked(old);
+  owned_by_node_[owner.node].insert(lease_id);
   owners_[lease_id] = OwnerRecord{std::move(owner), request_id, seq};
   owner_order_.emplace_back(seq, lease_id);
   // The backstop bound (R25): ended leases are forgotten by ForgetEndedLocked;
@@ -19,7 +21,7 @@ uint64_t Plane::RecordOwnerLocked(const std::string& lease_id, RequestOwner owne
     auto it = owners_.find(id);
     if (it != owners_.end() && it->second.seq == old_seq) {
       log_->Warn("plane.owner_evicted", {{"lease", id}, {"node", it->second.owner.node}});
-      owners_.erase(it);
+      EraseOwnerLocked(it);
     }
   }
   // Entries whose record was replaced or removed are dropped as they surface.
@@ -29,6 +31,15 @@ uint64_t Plane::RecordOwnerLocked(const std::string& lease_id, RequestOwner owne
     owner_order_.pop_front();
   }
   return seq;
+}
+
+Plane::OwnerMap::iterator Plane::EraseOwnerLocked(OwnerMap::iterator it) {
+  auto owned = owned_by_node_.find(it->second.owner.node);
+  if (owned != owned_by_node_.end()) {
+    owned->second.erase(it->first);
+    if (owned->second.empty()) owned_by_node_.erase(owned);
+  }
+  return owners_.erase(it);
 }
 
 void Plane::AdoptLocked(const std::string& node, const std::string& incarnation,
@@ -51,14 +62,17 @@ void Plane::AdoptLocked(const std::string& node, const std::string& incarnation,
 }
 
 void Plane::ForgetEndedLocked(const std::string& node, const std::vector<ports::Lease>& open, uint64_t before) {
+  auto owned = owned_by_node_.find(node);
+  if (owned == owned_by_node_.end()) return;
   std::set<std::string> still;
   for (const ports::Lease& l : open) still.insert(l.id);
-  for (auto it = owners_.begin(); it != owners_.end();) {
-    const OwnerRecord& r = it->second;
+  std::vector<OwnerMap::iterator> ended;
+  for (const std::string& id : owned->second) {
+    auto it = owners_.find(id);
     // A record made after the read began may be for a lease the read missed.
-    const bool ended = r.owner.node == node && r.seq <= before && still.count(it->first) == 0;
-    it = ended ? owners_.erase(it) : std::next(it);
+    if (it->second.seq <= before && still.count(id) == 0) ended.push_back(it);
   }
+  for (OwnerMap::iterator it : ended) EraseOwnerLocked(it);
 }
 
 Result<std::vector<ports::Lease>> Plane::LeasesOn(const std::string& node) const {
@@ -114,13 +128,13 @@ std::optional<RequestOwner> Plane::OwnerOfRequest(int64_t request_id) const {
 void Plane::ForgetLease(const std::string& node, const std::string& lease_id) {
   MutexLock lock(mu_);
   auto it = owners_.find(lease_id);
-  if (it != owners_.end() && it->second.owner.node == node) owners_.erase(it);
+  if (it != owners_.end() && it->second.owner.node == node) EraseOwnerLocked(it);
 }
 
 void Plane::ForgetForRequestLocked(int64_t request_id) {
   if (request_id == 0) return;
   for (auto it = owners_.begin(); it != owners_.end();) {
-    it = it->second.request_id == request_id ? owners_.erase(it) : std::next(it);
+    it = it->second.request_id == request_id ? EraseOwnerLocked(it) : std::next(it);
   }
 }
 

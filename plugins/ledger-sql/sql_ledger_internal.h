@@ -144,4 +144,13 @@ std::string NewHexId();
 inline constexpr const char* kChargedNode = "(CASE WHEN node <> '' THEN node ELSE target_node END)";
 inline constexpr const char* kOpen = "phase NOT IN ('done', 'failed')";
 
+// "An open lease charged to the node bound as :param", spelled as the index
+// leases_open_charged_idx (schema.cpp, V8) is, so SQLite and PostgreSQL
+// answer it from that index. A registration asks it twice; spelled any other
+// way (the charged node without kOpen, say) it reads every open lease of the
+// fleet, or every lease ever written.
+inline std::string OpenLeaseChargedTo(const std::string& param) {
+  return std::string(kOpen) + " AND " + kChargedNode + " = :" + param;
+}
+
 }  // namespace nodeplane::ledger

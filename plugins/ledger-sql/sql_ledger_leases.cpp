@@ -412,8 +412,8 @@ std::string SqlLedger::EndedLeaseNode(const std::string& id) {
 
 std::vector<std::string> SqlLedger::QuarantinedLeaseIds(const std::string& node) {
   return Read([&](Session& s) {
-    return SelectIds(s, std::string("SELECT id FROM leases WHERE phase = 'quarantine' AND ") + kChargedNode +
-                            " = :n ORDER BY id",
+    return SelectIds(s,
+                     "SELECT id FROM leases WHERE " + OpenLeaseChargedTo("n") + " AND phase = 'quarantine' ORDER BY id",
                      node);
   });
 }
@@ -458,8 +458,7 @@ void SqlLedger::ForceRelease(const std::string& id) {
 std::vector<LeaseRow> SqlLedger::ListLeases(const std::string& node) {
   return Read([&](Session& s) {
     if (node.empty()) return SelectLeases(s, std::string("WHERE ") + kOpen + " ORDER BY created_at, id");
-    return SelectLeases(s, std::string("WHERE ") + kOpen + " AND " + kChargedNode + " = :n ORDER BY created_at, id",
-                        node);
+    return SelectLeases(s, "WHERE " + OpenLeaseChargedTo("n") + " ORDER BY created_at, id", node);
   });
 }
 

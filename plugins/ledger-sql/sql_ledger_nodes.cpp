@@ -42,8 +42,8 @@ int64_t SqlLedger::RegisterNode(const Registration& reg) {
       // Live work pins a host's backend and site: anything that may have
       // compute, and escrow that has not expired.
       long long live_work = 0;
-      s << std::string("SELECT COUNT(*) FROM leases WHERE ") + kOpen + " AND " + kChargedNode +
-               " = :n AND (phase IN ('launching', 'online', 'busy', 'custody', 'teardown', 'quarantine') "
+      s << "SELECT COUNT(*) FROM leases WHERE " + OpenLeaseChargedTo("n") +
+               " AND (phase IN ('launching', 'online', 'busy', 'custody', 'teardown', 'quarantine') "
                "OR expires_at > :now)",
           soci::into(live_work), soci::use(reg.name), soci::use(now);
       if (live_work > 0 && old.provider != reg.provider) {
@@ -125,7 +125,7 @@ int64_t SqlLedger::ResolveQuarantineFor(const std::string& node, const std::vect
     }
     const long long now = Now(), before = now - options_.quarantine_grace_ns;
     std::vector<LeaseRow> held = SelectLeases(
-        s, std::string("WHERE phase = 'quarantine' AND ") + kChargedNode + " = :n AND expires_at < :before", node,
+        s, "WHERE " + OpenLeaseChargedTo("n") + " AND phase = 'quarantine' AND expires_at < :before", node,
         before);
     int64_t freed = 0;
     for (LeaseRow& l : held) {

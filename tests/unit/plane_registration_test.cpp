@@ -171,6 +171,17 @@ TEST_F(RegistrationTest, AnInventoryAtRegistrationIsReconciled) {
   EXPECT_EQ(ledger_.resolved[0].second, std::vector<std::string>{"l1"});
 }
 
+// A node the ledger charges no open lease to has no quarantine to free: its
+// registration is one ledger write, not two (a restart storm's cost).
+TEST_F(RegistrationTest, ANodeWithNothingPlacedResolvesNoQuarantine) {
+  RegisterRequest r = Req("n1");
+  r.inventory_known = true;
+  ASSERT_TRUE(PlaneTestPeer(*plane_).Register(r).ok());
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Reconciled("n1"));
+  std::lock_guard l(ledger_.mu);
+  EXPECT_TRUE(ledger_.resolved.empty());
+}
+
 // R02: two processes under one name; only the registered one may act.
 TEST_F(RegistrationTest, R02_ANewProcessSupersedesTheOld) {
   Reg("n1", "i1");

@@ -1,6 +1,7 @@
 // What the SQLite store promises beyond the ledger contract: its schema
-// guards (M1, M2 in plugins/ledger-sql/schema.h), its file, and its
-// checkpoints beside the writer (L7 in plugins/ledger-sql/sql_ledger.h).
+// guards (M1, M2 in plugins/ledger-sql/schema.h), its file, its checkpoints
+// beside the writer (L7 in plugins/ledger-sql/sql_ledger.h), and reads by
+// node that an index answers.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sqlite3.h>
@@ -17,6 +18,7 @@
 #include "loader/ledger_adapter.h"
 #include "loader/plugin_library.h"
 #include "nodeplane/np_plugin.h"
+#include "sql_ledger_internal.h"
 
 namespace nodeplane::loader {
 namespace {
@@ -44,6 +46,22 @@ class SqliteLedgerTest : public ::testing::Test {
     EXPECT_EQ(sqlite3_exec(db, statement.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
     sqlite3_free(err);
     sqlite3_close(db);
+  }
+  // What SQLite would do to answer `query` on the ledger file.
+  std::string Plan(const std::string& query) {
+    sqlite3* db = nullptr;
+    sqlite3_stmt* st = nullptr;
+    std::string plan;
+    EXPECT_EQ(sqlite3_open((dir_ + "/ledger.db").c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_prepare_v2(db, ("EXPLAIN QUERY PLAN " + query).c_str(), -1, &st, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    while (st != nullptr && sqlite3_step(st) == SQLITE_ROW) {
+      plan += reinterpret_cast<const char*>(sqlite3_column_text(st, 3));
+      plan += "\n";
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return plan;
   }
 
   std::string dir_;
@@ -141,6 +159,18 @@ TEST_F(SqliteLedgerTest, TheLogIsCheckpointedBesideTheWriter) {
   }
   ::close(watch);
   EXPECT_GT(std::filesystem::file_size(db), before) << "no checkpoint reached the database file";
+}
+
+// A registration reads the node's open leases, and its inventory frees its
+// quarantined ones: both found through leases_open_charged_idx (migration 8),
+// not by reading every lease of the fleet (docs/performance.md, "eighth pass").
+TEST_F(SqliteLedgerTest, ANodesOpenLeasesAreFoundThroughAnIndex) {
+  ASSERT_TRUE(Open().ok());
+  const std::string open = ledger::OpenLeaseChargedTo("n");
+  for (const std::string& where : {open, open + " AND phase = 'quarantine' AND expires_at < :before"}) {
+    const std::string plan = Plan("SELECT id FROM leases WHERE " + where);
+    EXPECT_NE(plan.find("USING INDEX leases_open_charged_idx"), std::string::npos) << where << "\n" << plan;
+  }
 }
 
 TEST_F(SqliteLedgerTest, AnUnwritableLocationIsAnOutage) {
