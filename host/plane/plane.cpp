@@ -523,12 +523,14 @@ Status Plane::ReceiveResult(const std::string& node, const std::string& incarnat
         return Status::Ok();
       }
       if (t.kind == CommandKind::kDestroy && result.ok && t.request_id != 0) {
-        for (const auto& [lease, rec] : owners_) {
-          if (rec.request_id == t.request_id && rec.owner.node == node && rec.owner.incarnation == t.taken_by) {
-            ForgetForRequestLocked(t.request_id);
-            break;
+        bool held_here = false;
+        if (auto owned = owned_by_request_.find(t.request_id); owned != owned_by_request_.end()) {
+          for (const std::string& id : owned->second) {
+            const RequestOwner& o = owners_.at(id).owner;
+            held_here = held_here || (o.node == node && o.incarnation == t.taken_by);
           }
         }
+        if (held_here) ForgetForRequestLocked(t.request_id);
       }
       return Status::Ok();
     }

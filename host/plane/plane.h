@@ -311,7 +311,8 @@ class Plane {
   using OwnerMap = std::map<std::string, OwnerRecord>;
   // Returns the record's sequence number.
   uint64_t RecordOwnerLocked(const std::string& lease_id, RequestOwner owner, int64_t request_id) NP_REQUIRES(mu_);
-  // Every record leaves owners_ through here, which keeps owned_by_node_ in step.
+  // Every record leaves owners_ through here, which keeps the indexes by node
+  // and by request in step.
   OwnerMap::iterator EraseOwnerLocked(OwnerMap::iterator it) NP_REQUIRES(mu_);
   // `inventory`, when known, is what the registering process runs: a lease
   // it names is its own even where the ledger recorded another holder.
@@ -387,9 +388,12 @@ class Plane {
     uint64_t seq = 0;
   };
   OwnerMap owners_ NP_GUARDED_BY(mu_);  // lease id -> who holds its compute
-  // The same records' lease ids by node: a registration forgets its node's
-  // ended leases without walking the fleet's (up to max_owners) under mu_.
+  // The same records' lease ids by node and by request (when it has one): a
+  // registration forgets its node's ended leases, and a destroy finds its
+  // request's holder, without walking the fleet's records (up to
+  // max_owners) under mu_.
   std::unordered_map<std::string, std::set<std::string>> owned_by_node_ NP_GUARDED_BY(mu_);
+  std::unordered_map<int64_t, std::set<std::string>> owned_by_request_ NP_GUARDED_BY(mu_);
   std::deque<std::pair<uint64_t, std::string>> owner_order_ NP_GUARDED_BY(mu_);  // oldest first, for the bound (R25)
   uint64_t owner_seq_ NP_GUARDED_BY(mu_) = 0;
   std::multimap<int64_t, std::weak_ptr<PollTicket>> poll_deadlines_ NP_GUARDED_BY(mu_);

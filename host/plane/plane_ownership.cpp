@@ -11,6 +11,7 @@ uint64_t Plane::RecordOwnerLocked(const std::string& lease_id, RequestOwner owne
   const uint64_t seq = ++owner_seq_;
   if (auto old = owners_.find(lease_id); old != owners_.end()) EraseOwnerLocked(old);
   owned_by_node_[owner.node].insert(lease_id);
+  if (request_id != 0) owned_by_request_[request_id].insert(lease_id);
   owners_[lease_id] = OwnerRecord{std::move(owner), request_id, seq};
   owner_order_.emplace_back(seq, lease_id);
   // The backstop bound (R25): ended leases are forgotten by ForgetEndedLocked;
@@ -33,12 +34,21 @@ uint64_t Plane::RecordOwnerLocked(const std::string& lease_id, RequestOwner owne
   return seq;
 }
 
+namespace {
+
+template <typename Index, typename Key>
+void Unindex(Index& index, const Key& key, const std::string& lease_id) {
+  auto owned = index.find(key);
+  if (owned == index.end()) return;
+  owned->second.erase(lease_id);
+  if (owned->second.empty()) index.erase(owned);
+}
+
+}  // namespace
+
 Plane::OwnerMap::iterator Plane::EraseOwnerLocked(OwnerMap::iterator it) {
-  auto owned = owned_by_node_.find(it->second.owner.node);
-  if (owned != owned_by_node_.end()) {
-    owned->second.erase(it->first);
-    if (owned->second.empty()) owned_by_node_.erase(owned);
-  }
+  Unindex(owned_by_node_, it->second.owner.node, it->first);
+  Unindex(owned_by_request_, it->second.request_id, it->first);
   return owners_.erase(it);
 }
 
@@ -115,14 +125,12 @@ Result<std::optional<RequestOwner>> Plane::DurableOwnerOfRequest(int64_t request
 std::optional<RequestOwner> Plane::OwnerOfRequest(int64_t request_id) const {
   MutexLock lock(mu_);
   if (request_id == 0) return std::nullopt;
-  for (const auto& [lease, r] : owners_) {
-    if (r.request_id != request_id) continue;
-    RequestOwner o = r.owner;
-    const NodeState* n = Find(o.node);
-    o.current = n != nullptr && !SupersededLocked(*n, o.incarnation);
-    return o;
-  }
-  return std::nullopt;
+  auto owned = owned_by_request_.find(request_id);
+  if (owned == owned_by_request_.end()) return std::nullopt;
+  RequestOwner o = owners_.at(*owned->second.begin()).owner;  // the lowest lease id, as the map's order gave
+  const NodeState* n = Find(o.node);
+  o.current = n != nullptr && !SupersededLocked(*n, o.incarnation);
+  return o;
 }
 
 void Plane::ForgetLease(const std::string& node, const std::string& lease_id) {
@@ -132,10 +140,10 @@ void Plane::ForgetLease(const std::string& node, const std::string& lease_id) {
 }
 
 void Plane::ForgetForRequestLocked(int64_t request_id) {
-  if (request_id == 0) return;
-  for (auto it = owners_.begin(); it != owners_.end();) {
-    it = it->second.request_id == request_id ? EraseOwnerLocked(it) : std::next(it);
-  }
+  auto owned = owned_by_request_.find(request_id);
+  if (request_id == 0 || owned == owned_by_request_.end()) return;
+  const std::set<std::string> ids = owned->second;  // erasing the records empties the index entry
+  for (const std::string& id : ids) EraseOwnerLocked(owners_.find(id));
 }
 
 Result<bool> Plane::AuthorizeLease(const std::string& node, const std::string& incarnation,

@@ -5,7 +5,21 @@
 namespace nodeplane::plane {
 namespace {
 
-using OwnershipTest = PlaneTest;
+class OwnershipTest : public PlaneTest {
+ protected:
+  // n1 (incarnation i1) launches request 77, then a destroy of it is asked
+  // and n1 takes the command: the destroy's outcome to come, and the command.
+  std::pair<std::future<Status>, Command> DestroyTakenByTheOwner() {
+    Reg("n1", "i1");
+    auto launch = LaunchAsync(Lease("l1"), 77);
+    WaitQueued("n1", 1);
+    EXPECT_TRUE(Answer("n1", Take("n1"), true).ok());
+    EXPECT_TRUE(launch.get().ok());
+    auto destroy = std::async(std::launch::async, [&] { return plane_->runner().DestroyCompleted(77, "succeeded"); });
+    WaitQueued("n1", 1);
+    return {std::move(destroy), Take("n1")};
+  }
+};
 
 // R14: after a restart, what the ledger places on a node and may have compute
 // belongs to the process the ledger recorded as its holder, else to the
@@ -225,17 +239,21 @@ TEST_F(OwnershipTest, R27_AReplacementWithNothingDoesNotConfirmADestroy) {
 }
 
 TEST_F(OwnershipTest, R27_TheOwnersConfirmationEndsOwnership) {
-  Reg("n1", "i1");
-  auto launch = LaunchAsync(Lease("l1"), 77);
-  WaitQueued("n1", 1);
-  ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
-  ASSERT_TRUE(launch.get().ok());
-  auto destroy = std::async(std::launch::async, [&] { return plane_->runner().DestroyCompleted(77, "succeeded"); });
-  WaitQueued("n1", 1);
-  Command c = Take("n1");
+  auto [destroy, c] = DestroyTakenByTheOwner();
   EXPECT_EQ(c.job_result, "succeeded");
   ASSERT_TRUE(Answer("n1", c, true).ok());
   EXPECT_TRUE(destroy.get().ok());
+  EXPECT_FALSE(plane_->OwnerOfRequest(77).has_value());
+}
+
+// A destroy the plane stopped waiting for: the owner's late confirmation
+// still ends the request's ownership (the tombstone remembers whom it asked).
+TEST_F(OwnershipTest, R27_TheOwnersLateConfirmationEndsOwnership) {
+  auto [destroy, c] = DestroyTakenByTheOwner();
+  clock_.Advance(600 * kS);
+  EXPECT_FALSE(destroy.get().ok());
+  EXPECT_TRUE(plane_->OwnerOfRequest(77).has_value());
+  ASSERT_TRUE(Answer("n1", c, true).ok());
   EXPECT_FALSE(plane_->OwnerOfRequest(77).has_value());
 }
 
