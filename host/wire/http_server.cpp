@@ -12,6 +12,12 @@
 // (3) Limits. A declared Content-Length over the body limit is answered 413
 //     before a byte of the body is read; a chunked body is cut off by the
 //     parser at the same limit.
+// (4) Accepting. The acceptor, its handler and Stop()'s close all run on one
+//     strand, so a close can never land between a completed accept and the
+//     next one, and a closed acceptor ends the loop. An accept that fails
+//     (out of descriptors, most often) is tried again after a pause, never
+//     at once: a listener must not spin while the process has no descriptor
+//     to give it.
 // (5) Watching. While the handler holds a request (a parked poll), one
 //     byte is read from the connection: an error means the client went
 //     away, which the request's ClientWatch is told, so nothing is handed to
@@ -51,12 +57,6 @@
 //     firing before it, waits again for the rest; only a deadline earlier
 //     than the pending wait re-arms it. A busy keep-alive connection touches
 //     its timer once per header timeout, not four times a request.
-// (4) Accepting. The acceptor, its handler and Stop()'s close all run on one
-//     strand, so a close can never land between a completed accept and the
-//     next one, and a closed acceptor ends the loop. An accept that fails
-//     (out of descriptors, most often) is tried again after a pause, never
-//     at once: a listener must not spin while the process has no descriptor
-//     to give it.
 #include "wire/http_server.h"
 
 #include <atomic>
@@ -614,7 +614,6 @@ uint16_t HttpServer::port() const { return impl_->bound_port; }
 uint32_t HttpServer::open_connections() const { return impl_->open.load(); }
 
 uint64_t HttpServer::accept_failures() const { return impl_->accept_failures.load(); }
-
 
 void HttpServer::Stop() {
   Impl& s = *impl_;
