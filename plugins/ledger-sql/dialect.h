@@ -1,5 +1,6 @@
 // Where the SQLite and PostgreSQL stores differ. Everything else (the schema,
-// every statement) is the same text on both engines.
+// every statement) is the same text on both engines, but for the triggers of
+// one migration (schema.h, Migration::postgresql_sql).
 #pragma once
 
 #include <functional>

@@ -239,6 +239,43 @@ CREATE INDEX leases_open_charged_idx ON leases ((CASE WHEN node <> '' THEN node 
   WHERE phase NOT IN ('done', 'failed')
 )sql";
 
+// A counter every write that changes what open leases hold bumps, by
+// trigger, so escrow can keep its tally of them until it moves (sql_ledger.h
+// L10). A trigger, not the ledger's own statements, so that no write can
+// forget it: any statement of any process, this build's or a later one's.
+// On PostgreSQL the trigger's function keeps the search path it was made
+// with (the ledger's schema), so a write from a session with any other path
+// still finds the counter. Only what escrow reads counts: a lease opened or ended, or an open one
+// charged to another node, another tier or other sizes; binding a lease to
+// the node it was escrowed on, a heartbeat or a phase among the open ones
+// moves nothing.
+#define NP_CHARGE_MOVED_ON_UPDATE                                                                  \
+  "(OLD.phase NOT IN ('done', 'failed') OR NEW.phase NOT IN ('done', 'failed')) AND ("          \
+  "(OLD.phase IN ('done', 'failed')) <> (NEW.phase IN ('done', 'failed')) OR "                  \
+  "(CASE WHEN OLD.node <> '' THEN OLD.node ELSE OLD.target_node END) <> "                       \
+  "(CASE WHEN NEW.node <> '' THEN NEW.node ELSE NEW.target_node END) OR "                       \
+  "OLD.tier <> NEW.tier OR OLD.vcpu <> NEW.vcpu OR OLD.memory <> NEW.memory OR "                \
+  "OLD.macos_slot <> NEW.macos_slot)"
+constexpr const char* kV9 =
+    "ALTER TABLE fleet ADD COLUMN charges BIGINT NOT NULL DEFAULT 0;\n"
+    "CREATE TRIGGER leases_charge_opened AFTER INSERT ON leases WHEN NEW.phase NOT IN ('done', 'failed') "
+    "BEGIN UPDATE fleet SET charges = charges + 1 WHERE id = 1; END;\n"
+    "CREATE TRIGGER leases_charge_deleted AFTER DELETE ON leases WHEN OLD.phase NOT IN ('done', 'failed') "
+    "BEGIN UPDATE fleet SET charges = charges + 1 WHERE id = 1; END;\n"
+    "CREATE TRIGGER leases_charge_changed AFTER UPDATE ON leases WHEN " NP_CHARGE_MOVED_ON_UPDATE
+    " BEGIN UPDATE fleet SET charges = charges + 1 WHERE id = 1; END";
+constexpr const char* kV9PostgreSQL =
+    "ALTER TABLE fleet ADD COLUMN charges BIGINT NOT NULL DEFAULT 0;\n"
+    "CREATE FUNCTION leases_charge_moved() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS "
+    "$$ BEGIN UPDATE fleet SET charges = charges + 1 WHERE id = 1; RETURN NULL; END $$;\n"
+    "CREATE TRIGGER leases_charge_opened AFTER INSERT ON leases FOR EACH ROW "
+    "WHEN (NEW.phase NOT IN ('done', 'failed')) EXECUTE FUNCTION leases_charge_moved();\n"
+    "CREATE TRIGGER leases_charge_deleted AFTER DELETE ON leases FOR EACH ROW "
+    "WHEN (OLD.phase NOT IN ('done', 'failed')) EXECUTE FUNCTION leases_charge_moved();\n"
+    "CREATE TRIGGER leases_charge_changed AFTER UPDATE ON leases FOR EACH ROW "
+    "WHEN (" NP_CHARGE_MOVED_ON_UPDATE ") EXECUTE FUNCTION leases_charge_moved()";
+#undef NP_CHARGE_MOVED_ON_UPDATE
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -251,13 +288,14 @@ const std::vector<Migration>& Migrations() {
       {6, "the job journal", kV6},
       {7, "leadership", kV7},
       {8, "open leases by charged node", kV8},
+      {9, "a counter of what open leases hold", kV9, kV9PostgreSQL},
   };
   return kMigrations;
 }
 
-std::string MigrationChecksum(const Migration& m) {
+std::string MigrationChecksum(const char* sql) {
   uint64_t h = 1469598103934665603ULL;
-  for (const char* p = m.sql; *p != '\0'; ++p) {
+  for (const char* p = sql; *p != '\0'; ++p) {
     h ^= static_cast<unsigned char>(*p);
     h *= 1099511628211ULL;
   }
@@ -314,7 +352,7 @@ void Migrate(Session& s, const Dialect& d, int64_t now_ns) {
                                   std::to_string(newest) + " and will not touch it");
     }
     const Migration& m = known[static_cast<size_t>(version - 1)];
-    if (MigrationChecksum(m) != checksum) {
+    if (MigrationChecksum(m.SqlFor(d)) != checksum) {
       Fail(NP_REFUSED, "schema migration " + std::to_string(version) + " (" + m.name +
                            ") differs from the one applied to this ledger (checksum " + checksum +
                            "); the ledger or this build is corrupt");
@@ -327,7 +365,7 @@ void Migrate(Session& s, const Dialect& d, int64_t now_ns) {
       long long v = m.version;
       s << "SELECT COUNT(*) FROM schema_migrations WHERE version = :v", soci::into(already), soci::use(v);
       if (already != 0) return;  // another process applied it meanwhile
-      std::string text = m.sql;
+      std::string text = m.SqlFor(d);
       size_t start = 0;
       while (start < text.size()) {
         size_t end = text.find(";\n", start);
@@ -337,7 +375,7 @@ void Migrate(Session& s, const Dialect& d, int64_t now_ns) {
         start = end + 2;
       }
       long long at = now_ns;
-      std::string name = m.name, sum = MigrationChecksum(m);
+      std::string name = m.name, sum = MigrationChecksum(m.SqlFor(d));
       s << "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (:v, :n, :c, :a)",
           soci::use(v), soci::use(name), soci::use(sum), soci::use(at);
     });

@@ -25,11 +25,18 @@ struct Migration {
   int64_t version;
   const char* name;
   const char* sql;  // statements separated by ";\n"
+  // PostgreSQL's text where the engines spell it differently (a trigger
+  // calls a function there); null when `sql` serves both.
+  const char* postgresql_sql = nullptr;
+
+  const char* SqlFor(const Dialect& d) const {
+    return postgresql_sql != nullptr && d.name == "postgresql" ? postgresql_sql : sql;
+  }
 };
 
 const std::vector<Migration>& Migrations();
-// FNV-1a 64 of the migration text, as 16 lowercase hex digits.
-std::string MigrationChecksum(const Migration& m);
+// FNV-1a 64 of a migration's text, as 16 lowercase hex digits.
+std::string MigrationChecksum(const char* sql);
 
 // Brings the ledger to the newest schema, or throws LedgerError.
 void Migrate(Session& s, const Dialect& d, int64_t now_ns);

@@ -38,6 +38,13 @@
 //       the one it won. A takeover is itself a write, serialized with ours
 //       (L1), so a write either commits before the takeover or sees it.
 //       Terms are measured by the store's clock (Dialect::clock_ns).
+//   L10. What open leases hold is kept between escrows as L6 keeps the
+//       fleet (charge_tally.h): a trigger bumps fleet.charges whenever a
+//       write changes it, escrow reads the counter inside its write
+//       transaction and re-reads the open leases only when it moved; escrow
+//       and release apply their own change to the copy. Without it each
+//       escrow read every open lease of the fleet: a launch cost more the
+//       more the fleet ran (docs/performance.md).
 // Thread-safe: every public method may be called concurrently.
 #pragma once
 
@@ -53,6 +60,7 @@
 
 #include <soci/soci.h>
 
+#include "charge_tally.h"
 #include "checkpointer.h"
 #include "dialect.h"
 #include "group_commit.h"
@@ -294,8 +302,13 @@ class SqlLedger {
   void AssignIn(Session& s, const std::string& id, int64_t epoch, int64_t run_id, int64_t request_id, int64_t ttl);
   int64_t BumpDispatchIn(Session& s, const std::string& node);
   // The fleet escrow may place on, sorted by name, with `cat`'s node
-  // policies applied; re-read only when stale (L6). Caller holds write_mu_.
-  const std::vector<HostRoom>& PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat);
+  // policies applied; re-read only when `generation` moved (L6). Caller
+  // holds write_mu_.
+  const std::vector<HostRoom>& PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat,
+                                              int64_t generation);
+  // What open leases hold; re-read only when `charges` moved (L10). Caller
+  // holds write_mu_.
+  const ChargeTally& HeldCharges(Session& s, int64_t charges);
 
   const np_host_v1* host_;
   Options options_;
@@ -307,7 +320,8 @@ class SqlLedger {
     int64_t generation = -1;
     std::shared_ptr<const Catalog> catalog;
     std::vector<HostRoom> hosts;
-  } fleet_;  // guarded by write_mu_ (L6)
+  } fleet_;              // guarded by write_mu_ (L6)
+  ChargeTally charges_;  // guarded by write_mu_ (L10)
   std::mutex readers_mu_;
   std::condition_variable readers_cv_;
   std::vector<std::unique_ptr<Session>> idle_readers_;

@@ -44,7 +44,10 @@ SqlLedger::SqlLedger(const np_host_v1* host, Options options)
       [this] {
         if (checkpointer_) checkpointer_->Committed();
       },
-      [this] { fleet_ = {}; });
+      [this] {
+        fleet_ = {};
+        charges_.Drop();
+      });
 }
 
 SqlLedger::~SqlLedger() = default;

@@ -91,21 +91,25 @@ auto InTransaction(Session& s, const Dialect& d, const std::vector<std::string>&
 }
 
 // A write transaction on the one writer session (L1), shared with the
-// writes that queued beside it (L8, group_commit.h).
+// writes that queued beside it (L8, group_commit.h). A write that throws is
+// rolled back, and the charge tally it may have changed is dropped (T3).
 template <typename F>
 auto SqlLedger::Write(F&& body) {
+  auto guarded = [&](Session& s) {
+    try {
+      CheckLeadership(s);
+      return body(s);
+    } catch (...) {
+      charges_.Drop();
+      throw;
+    }
+  };
   using R = std::invoke_result_t<F&, Session&>;
   if constexpr (std::is_void_v<R>) {
-    writes_->Run([&](Session& s) {
-      CheckLeadership(s);
-      body(s);
-    });
+    writes_->Run(guarded);
   } else {
     std::optional<R> result;
-    writes_->Run([&](Session& s) {
-      CheckLeadership(s);
-      result.emplace(body(s));
-    });
+    writes_->Run([&](Session& s) { result.emplace(guarded(s)); });
     return std::move(*result);
   }
 }
@@ -143,6 +147,19 @@ std::string NewHexId();
 // The node a lease is charged to: the binder, else the escrow's choice.
 inline constexpr const char* kChargedNode = "(CASE WHEN node <> '' THEN node ELSE target_node END)";
 inline constexpr const char* kOpen = "phase NOT IN ('done', 'failed')";
+
+// What `lease` holds while open, as escrow counts it (L10).
+inline LeaseCharge ChargeOf(const LeaseRow& lease) {
+  return {lease.tier, lease.node.empty() ? lease.target_node : lease.node, lease.vcpu, lease.memory,
+          lease.macos_slot};
+}
+
+// The ledger's two counters (L6, L10), read inside a write transaction.
+struct FleetCounters {
+  long long generation = 0;  // of the placeable fleet
+  long long charges = 0;     // of what open leases hold
+};
+FleetCounters ReadFleetCounters(Session& s);
 
 // "An open lease charged to the node bound as :param", spelled as the index
 // leases_open_charged_idx (schema.cpp, V8) is, so SQLite and PostgreSQL

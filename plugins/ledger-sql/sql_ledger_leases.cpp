@@ -1,7 +1,5 @@
 // Lease operations: escrow, the lifecycle, reaping, and lease queries.
 #include <algorithm>
-#include <map>
-#include <set>
 
 #include "sql_ledger_internal.h"
 
@@ -48,10 +46,17 @@ std::vector<JobRow> SelectJobs(Session& s, const std::string& id) {
 
 }  // namespace
 
-const std::vector<HostRoom>& SqlLedger::PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat) {
-  long long generation = 0;
-  s << "SELECT generation FROM fleet WHERE id = 1", soci::into(generation);
-  if (!s.got_data()) Fail(NP_INTERNAL, "the ledger's fleet generation row is missing");
+FleetCounters ReadFleetCounters(Session& s) {
+  FleetCounters c;
+  if (!FetchOne(s, "SELECT generation, charges FROM fleet WHERE id = 1", soci::into(c.generation),
+                soci::into(c.charges))) {
+    Fail(NP_INTERNAL, "the ledger's fleet counters row is missing");
+  }
+  return c;
+}
+
+const std::vector<HostRoom>& SqlLedger::PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat,
+                                                       int64_t generation) {
   if (generation == fleet_.generation && cat == fleet_.catalog) return fleet_.hosts;
   fleet_ = {};  // a read that fails half way leaves no copy behind
   std::vector<HostRoom> hosts;
@@ -87,6 +92,27 @@ const std::vector<HostRoom>& SqlLedger::PlaceableFleet(Session& s, const std::sh
   return fleet_.hosts;
 }
 
+const ChargeTally& SqlLedger::HeldCharges(Session& s, int64_t charges) {
+  if (charges_.CurrentAt(charges)) return charges_;
+  charges_.Restart(charges);
+  try {
+    std::string tier, host;
+    long long vcpu = 0, memory = 0, macos_slots = 0, leases = 0;
+    Query st(s,
+             std::string("SELECT tier, ") + kChargedNode +
+                 ", SUM(vcpu), SUM(memory), SUM(macos_slot), COUNT(*) FROM leases WHERE " + kOpen +
+                 " GROUP BY tier, " + kChargedNode,
+             soci::into(tier), soci::into(host), soci::into(vcpu), soci::into(memory), soci::into(macos_slots),
+             soci::into(leases));
+    st->execute();
+    while (st->fetch()) charges_.Add({tier, host, vcpu, memory, macos_slots}, leases);
+  } catch (...) {
+    charges_.Drop();  // a read that fails half way leaves no tally behind
+    throw;
+  }
+  return charges_;
+}
+
 std::vector<LeaseRow> SqlLedger::Escrow(const std::string& tier_label, int32_t want) {
   if (want < 0) Fail(NP_INVALID, "escrow wants " + std::to_string(want) + " leases; the count cannot be negative");
   const auto catalog = CatalogSnapshot();
@@ -120,50 +146,33 @@ std::vector<LeaseRow> SqlLedger::EscrowIn(Session& s, const std::shared_ptr<cons
   if (want == 0) return made;
   const int64_t now = Now();
 
-  // The fleet that may take new work, less what open leases hold on it.
-  struct Held {
-    std::string host;
-    long long vcpu = 0, memory = 0, macos_slots = 0;
+  // The fleet that may take new work, less what open leases hold on it;
+  // each from its copy while the ledger's counters say the rows are as read
+  // (L6, L10).
+  const FleetCounters counters = ReadFleetCounters(s);
+  const ChargeTally& held = HeldCharges(s, counters.charges);
+  Placer placer(PlaceableFleet(s, catalog, counters.generation),
+                cat.max_vcpu > 0 ? std::max<int64_t>(0, cat.max_vcpu - held.vcpu()) : -1,
+                cat.max_memory > 0 ? std::max<int64_t>(0, cat.max_memory - held.memory()) : -1, cat.spread);
+  for (const auto& [host, h] : held.hosts()) placer.Charge(host, h.vcpu, h.memory, h.macos_slots);
+  // A floor counts the open leases that still stand for real capacity:
+  // unplaced, or on a live host.
+  auto standing = [&](const std::string& label) {
+    long long n = 0;
+    if (const auto* by_host = held.OpenByHost(label)) {
+      for (const auto& [host, leases] : *by_host) {
+        if (host.empty() || placer.Contains(host)) n += leases;
+      }
+    }
+    return n;
   };
-  std::vector<Held> held;
-  long long used_vcpu = 0, used_memory = 0;
-  {
-    Held h;
-    Query st(s,
-             std::string("SELECT ") + kChargedNode +
-                 " AS host, SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE " + kOpen +
-                 " GROUP BY " + kChargedNode,
-             soci::into(h.host), soci::into(h.vcpu), soci::into(h.memory), soci::into(h.macos_slots));
-    st->execute();
-    while (st->fetch()) {
-      used_vcpu += h.vcpu;
-      used_memory += h.memory;
-      held.push_back(h);
-    }
-  }
-  Placer placer(PlaceableFleet(s, catalog), cat.max_vcpu > 0 ? std::max<int64_t>(0, cat.max_vcpu - used_vcpu) : -1,
-                cat.max_memory > 0 ? std::max<int64_t>(0, cat.max_memory - used_memory) : -1, cat.spread);
-  for (const Held& h : held) placer.Charge(h.host, h.vcpu, h.memory, h.macos_slots);
-  // Open leases per tier: all of them (for max_concurrent), and those that
-  // still stand for real capacity (for floors: unplaced, or on a live host).
-  std::map<std::string, long long> open_all, open_floor;
-  {
-    std::string t, host;
-    Query st(s, std::string("SELECT tier, ") + kChargedNode + " FROM leases WHERE " + kOpen,
-             soci::into(t), soci::into(host));
-    st->execute();
-    while (st->fetch()) {
-      open_all[t]++;
-      if (host.empty() || placer.Contains(host)) open_floor[t]++;
-    }
-  }
   for (const auto& [label, other] : cat.tiers) {  // label order (P4)
     if (label == tier.label || other.reserved == 0) continue;
-    long long missing = static_cast<long long>(other.reserved) - open_floor[label];
+    long long missing = static_cast<long long>(other.reserved) - standing(label);
     if (missing > 0) placer.Hold(other, static_cast<uint32_t>(missing));
   }
   long long cap = want;
-  if (tier.max_concurrent > 0) cap = std::min<long long>(cap, tier.max_concurrent - open_all[tier.label]);
+  if (tier.max_concurrent > 0) cap = std::min<long long>(cap, tier.max_concurrent - held.Open(tier.label));
   const std::string providers = EncodeProviders(tier.providers);
   for (long long i = 0; i < cap; ++i) {
     const HostRoom* host = placer.Next(tier);
@@ -187,8 +196,10 @@ std::vector<LeaseRow> SqlLedger::EscrowIn(Session& s, const std::shared_ptr<cons
          "VALUES (:id, :tier, '', :target, 'capacity', 0, :v, :m, :rv, :rm, :c, :h, :e, :os, :p, :site, :mac)",
          r.id, r.tier, r.target_node, r.vcpu, r.memory, r.requested_vcpu, r.requested_memory, r.created_at,
          r.heartbeat_at, r.expires_at, r.guest_os, r.providers, r.site, r.macos_slot);
+    charges_.Add(ChargeOf(r));
     made.push_back(r);
   }
+  if (!made.empty()) charges_.Stamp(ReadFleetCounters(s).charges);  // T2
   return made;
 }
 
@@ -347,8 +358,13 @@ void SqlLedger::Release(const std::string& id, int64_t epoch, int32_t outcome) {
       if (phase == outcome) return;
       Fail(NP_CONFLICT, "lease " + id + " already ended " + l.phase);
     }
+    const bool keep_tally = charges_.CurrentAt(ReadFleetCounters(s).charges);
     Exec(s, "UPDATE leases SET phase = :p WHERE id = :id AND epoch = :e", std::string(PhaseName(outcome)), id,
          static_cast<long long>(epoch));
+    if (keep_tally) {  // T2
+      charges_.Remove(ChargeOf(l));
+      charges_.Stamp(ReadFleetCounters(s).charges);
+    }
     Archive(s, l, outcome, Now());
   });
 }

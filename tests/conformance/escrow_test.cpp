@@ -169,6 +169,43 @@ TEST_F(EscrowTest, AFleetChangedByAnotherProcessReachesTheNextEscrow) {
   EXPECT_EQ(Escrow("small", 5).size(), 3u);  // a's 8 vCPU less the 2 it holds (C13: a lease stays charged)
 }
 
+// A store may keep what open leases hold between escrows too (the SQL
+// stores do, sql_ledger.h L10); leases another control plane on the same
+// ledger opened, released or reaped must still count at the next escrow.
+TEST_F(EscrowTest, LeasesChangedByAnotherProcessReachTheNextEscrow) {
+  Register("a", "docker", 8, 32 * kGiB);  // room for four small
+  auto other = OpenAnother();
+  ASSERT_NE(other, nullptr);
+  ASSERT_EQ(Escrow("small", 1).size(), 1u);
+  auto theirs = other->Escrow("small", 2);
+  ASSERT_TRUE(theirs.ok() && theirs->size() == 2u) << theirs.status().ToString();
+  EXPECT_EQ(Escrow("small", 5).size(), 1u);  // four, less one of ours and two of theirs
+  ASSERT_OK(other->Release(theirs->front().id, theirs->front().epoch, Phase::kDone));
+  EXPECT_EQ(Escrow("small", 5).size(), 1u);  // the one they gave back
+  Advance(kTTL + kSecond);
+  auto reaped = other->Reap();
+  ASSERT_TRUE(reaped.ok() && *reaped == 4) << reaped.status().ToString();
+  EXPECT_EQ(Escrow("small", 5).size(), 4u);  // everything expired, reaped by them
+}
+
+// A launch that conflicted kept nothing (C100), in what a store remembers
+// of open leases as well: not even once another process's write has moved
+// the store on by as much as the launch had.
+TEST_F(EscrowTest, ALaunchThatConflictedHoldsNothingAfterAnotherProcessWrites) {
+  Register("a", "docker", 8, 32 * kGiB);  // room for four small
+  auto first = ledger_->EscrowForLaunch("small", 7, 77);
+  if (!first.ok() && ports::Is(first.status(), ports::Verdict::kUnsupported)) {
+    GTEST_SKIP() << "the plugin offers no escrow_for_launch";
+  }
+  ASSERT_TRUE(first.ok() && first->has_value()) << first.status().ToString();
+  EXPECT_NP(ledger_->EscrowForLaunch("small", 7, 77).status(), NP_CONFLICT);
+  auto other = OpenAnother();
+  ASSERT_NE(other, nullptr);
+  const ports::Lease& l = (*first)->lease;
+  ASSERT_OK(other->Release(l.id, l.epoch, Phase::kDone));
+  EXPECT_EQ(Escrow("small", 5).size(), 4u);
+}
+
 // The catalogue's node policies bind the next escrow, however recently the
 // store read the fleet.
 TEST_F(EscrowTest, ANodePolicyChangeBindsTheNextEscrow) {

@@ -57,6 +57,19 @@ class PostgresLedgerTest : public ::testing::Test {
     return std::move(*l);
   }
 
+  // The one integer `query` answers, over a connection of its own.
+  int64_t Scalar(const std::string& query) {
+    PGconn* c = PQconnectdb(dsn_.c_str());
+    EXPECT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+    PGresult* r = PQexec(c, query.c_str());
+    int64_t value = -1;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) value = std::atoll(PQgetvalue(r, 0, 0));
+    EXPECT_NE(value, -1) << query << ": " << PQerrorMessage(c);
+    PQclear(r);
+    PQfinish(c);
+    return value;
+  }
+
   std::string dsn_, schema_;
   const char* pause_ = nullptr;
   const char* resume_ = nullptr;
@@ -167,6 +180,36 @@ TEST_F(PostgresLedgerTest, ALeaderStoppedInsideAWriteDoesNotBlockTheTakeover) {
   }
   Status s = takeover.get();
   EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+// Migration 9's triggers as PostgreSQL spells them: the charge counter
+// escrow keeps its tally by (sql_ledger.h L10) moves when a lease opens or
+// ends or another writer changes what one holds, and not on a launch's own
+// steps, or every launch would have the next escrow read every open lease.
+TEST_F(PostgresLedgerTest, OnlyWhatOpenLeasesHoldMovesTheChargeCounter) {
+  auto l = Open();
+  ASSERT_NE(l, nullptr);
+  ASSERT_TRUE(l->RegisterNode({"n1", "process", "", "i1", "", 4, 4 * kGiB, 1}).ok());
+  auto charges = [&] { return Scalar("SELECT charges FROM " + schema_ + ".fleet WHERE id = 1"); };
+  const int64_t before = charges();
+  auto escrowed = l->Escrow("small", 2);
+  ASSERT_TRUE(escrowed.ok() && escrowed->size() == 2u) << escrowed.status().ToString();
+  EXPECT_EQ(charges(), before + 2);
+  const ports::Lease& lease = escrowed->front();
+  ASSERT_TRUE(l->Assign(lease.id, lease.epoch, 1, 1).ok());
+  ASSERT_TRUE(l->Bind(lease.id, lease.epoch, "n1", std::string(32, 'a')).ok());
+  for (ports::Phase p : {ports::Phase::kLaunching, ports::Phase::kOnline, ports::Phase::kBusy}) {
+    ASSERT_TRUE(l->Advance(lease.id, lease.epoch, p, "").ok());
+  }
+  ASSERT_TRUE(l->Heartbeat(lease.id, lease.epoch).ok());
+  EXPECT_EQ(charges(), before + 2);
+  ASSERT_TRUE(l->Release(lease.id, lease.epoch, ports::Phase::kDone).ok());
+  EXPECT_EQ(charges(), before + 3);
+  // What another writer might do: the counter moves all the same.
+  EXPECT_EQ(Scalar("WITH u AS (UPDATE " + schema_ + ".leases SET vcpu = 2 WHERE id = '" + escrowed->back().id +
+                   "' RETURNING 1) SELECT count(*) FROM u"),
+            1);
+  EXPECT_EQ(charges(), before + 4);
 }
 
 TEST_F(PostgresLedgerTest, TwoInstancesOnOneDatabaseNeverBothWinTheLastCapacity) {

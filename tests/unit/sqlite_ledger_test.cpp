@@ -47,6 +47,18 @@ class SqliteLedgerTest : public ::testing::Test {
     sqlite3_free(err);
     sqlite3_close(db);
   }
+  // The one integer `query` answers on the ledger file.
+  int64_t Scalar(const std::string& query) {
+    sqlite3* db = nullptr;
+    sqlite3_stmt* st = nullptr;
+    int64_t value = -1;
+    EXPECT_EQ(sqlite3_open((dir_ + "/ledger.db").c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    if (st != nullptr && sqlite3_step(st) == SQLITE_ROW) value = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return value;
+  }
   // What SQLite would do to answer `query` on the ledger file.
   std::string Plan(const std::string& query) {
     sqlite3* db = nullptr;
@@ -171,6 +183,45 @@ TEST_F(SqliteLedgerTest, ANodesOpenLeasesAreFoundThroughAnIndex) {
     const std::string plan = Plan("SELECT id FROM leases WHERE " + where);
     EXPECT_NE(plan.find("USING INDEX leases_open_charged_idx"), std::string::npos) << where << "\n" << plan;
   }
+}
+
+// Escrow keeps what open leases hold until the ledger's charge counter
+// moves (L10; migration 9's triggers move it). It moves on what escrow
+// counts: a lease opened or ended. A launch's own steps (assigned, bound to
+// the node it was escrowed on, launching, busy, heartbeats) move nothing,
+// or every launch would have the next escrow read every open lease again.
+TEST_F(SqliteLedgerTest, OnlyWhatOpenLeasesHoldMovesTheChargeCounter) {
+  auto opened = Open();
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  LedgerAdapter& ledger = **opened;
+  ports::Catalog catalog;
+  catalog.tiers.push_back({"small", 2, int64_t{4} << 30, {"docker"}, "linux", "", "", 0, 0});
+  ASSERT_TRUE(ledger.SetCatalog(catalog).ok());
+  ports::NodeRegistration node;
+  node.name = "n1";
+  node.provider = "docker";
+  node.incarnation = std::string(32, 'a');
+  node.total_vcpu = 8;
+  node.total_memory = int64_t{32} << 30;
+  node.wire_version = 1;
+  ASSERT_TRUE(ledger.RegisterNode(node).ok());
+  auto charges = [&] { return Scalar("SELECT charges FROM fleet WHERE id = 1"); };
+  const int64_t before = charges();
+  auto escrowed = ledger.Escrow("small", 2);
+  ASSERT_TRUE(escrowed.ok() && escrowed->size() == 2u) << escrowed.status().ToString();
+  EXPECT_EQ(charges(), before + 2);
+  const ports::Lease& l = escrowed->front();
+  ASSERT_TRUE(ledger.Assign(l.id, l.epoch, 1, 1).ok());
+  ASSERT_TRUE(ledger.Bind(l.id, l.epoch, "n1", std::string(32, 'a')).ok());
+  for (ports::Phase p : {ports::Phase::kLaunching, ports::Phase::kOnline, ports::Phase::kBusy}) {
+    ASSERT_TRUE(ledger.Advance(l.id, l.epoch, p, "").ok());
+  }
+  ASSERT_TRUE(ledger.Heartbeat(l.id, l.epoch).ok());
+  EXPECT_EQ(charges(), before + 2);
+  ASSERT_TRUE(ledger.Release(l.id, l.epoch, ports::Phase::kDone).ok());
+  EXPECT_EQ(charges(), before + 3);
+  Sql("UPDATE leases SET vcpu = 4 WHERE id = '" + escrowed->back().id + "'");  // what another writer might do
+  EXPECT_EQ(charges(), before + 4);
 }
 
 TEST_F(SqliteLedgerTest, AnUnwritableLocationIsAnOutage) {
