@@ -170,4 +170,13 @@ inline std::string OpenLeaseChargedTo(const std::string& param) {
   return std::string(kOpen) + " AND " + kChargedNode + " = :" + param;
 }
 
+// "An open lease the reaper takes: not quarantined, expired by :param",
+// spelled with kOpen as leases_expiry_idx (schema.cpp, V1) is, so both
+// engines answer it from that index. Spelled as one list (phase NOT IN
+// ('done', 'failed', 'quarantine')) it matched no index: every reap read
+// every lease ever written, under the write lock.
+inline std::string ExpiredOpenLease(const std::string& param) {
+  return std::string(kOpen) + " AND phase <> 'quarantine' AND expires_at <= :" + param;
+}
+
 }  // namespace nodeplane::ledger

@@ -437,9 +437,8 @@ std::vector<std::string> SqlLedger::QuarantinedLeaseIds(const std::string& node)
 int64_t SqlLedger::Reap() {
   return Write([&](Session& s) {
     const long long now = Now();
-    std::vector<LeaseRow> expired = SelectLeases(
-        s, "WHERE phase NOT IN ('done', 'failed', 'quarantine') AND expires_at <= :now ORDER BY expires_at LIMIT 256",
-        now);
+    std::vector<LeaseRow> expired =
+        SelectLeases(s, "WHERE " + ExpiredOpenLease("now") + " ORDER BY expires_at LIMIT 256", now);
     for (LeaseRow& l : expired) {
       const int32_t to = HadCompute(*PhaseFromName(l.phase)) ? NP_PHASE_QUARANTINE : NP_PHASE_FAILED;
       Exec(s,

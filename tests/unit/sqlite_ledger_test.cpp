@@ -224,6 +224,16 @@ TEST_F(SqliteLedgerTest, OnlyWhatOpenLeasesHoldMovesTheChargeCounter) {
   EXPECT_EQ(charges(), before + 4);
 }
 
+// The reaper's read runs under the write lock every reap interval, in a
+// ledger that keeps every lease it ever wrote: it must find the expired
+// open leases through leases_expiry_idx, not by reading them all.
+TEST_F(SqliteLedgerTest, TheReaperFindsExpiredLeasesThroughAnIndex) {
+  ASSERT_TRUE(Open().ok());
+  const std::string plan =
+      Plan("SELECT id FROM leases WHERE " + ledger::ExpiredOpenLease("now") + " ORDER BY expires_at LIMIT 256");
+  EXPECT_NE(plan.find("USING INDEX leases_expiry_idx"), std::string::npos) << plan;
+}
+
 TEST_F(SqliteLedgerTest, AnUnwritableLocationIsAnOutage) {
   auto r = LedgerAdapter::Create(lib_, "ledger", R"({"path": "/nonexistent-dir/ledger.db"})", host_->c(), false);
   ASSERT_FALSE(r.ok());
