@@ -276,6 +276,16 @@ constexpr const char* kV9PostgreSQL =
     "WHEN (" NP_CHARGE_MOVED_ON_UPDATE ") EXECUTE FUNCTION leases_charge_moved()";
 #undef NP_CHARGE_MOVED_ON_UPDATE
 
+// Indexes no query reads any more, each written on every lease insert and
+// the first also on every phase change: open leases are found through
+// leases_expiry_idx and leases_open_charged_idx (the same open condition),
+// leases by node through the latter, and nothing asks by escrow target.
+constexpr const char* kV10 = R"sql(
+DROP INDEX leases_open_idx;
+DROP INDEX leases_node_idx;
+DROP INDEX leases_target_idx
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -289,6 +299,7 @@ const std::vector<Migration>& Migrations() {
       {7, "leadership", kV7},
       {8, "open leases by charged node", kV8},
       {9, "a counter of what open leases hold", kV9, kV9PostgreSQL},
+      {10, "unread lease indexes dropped", kV10},
   };
   return kMigrations;
 }

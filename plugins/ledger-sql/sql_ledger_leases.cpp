@@ -6,9 +6,11 @@
 namespace nodeplane::ledger {
 namespace {
 
-std::vector<std::string> SelectIds(Session& s, const std::string& sql, const std::string& arg) {
+// The ids `sql` selects, binding `args` in order.
+template <typename... A>
+std::vector<std::string> SelectIds(Session& s, const std::string& sql, const A&... args) {
   std::string id;
-  Query st(s, sql, soci::into(id), soci::use(arg));
+  Query st(s, sql, soci::into(id), soci::use(args)...);
   st->execute();
   std::vector<std::string> out;
   while (st->fetch()) out.push_back(id);
@@ -411,9 +413,10 @@ void SqlLedger::MarkDeregistered(const std::string& id) {
 std::vector<std::string> SqlLedger::LaunchedLeaseIds(const std::string& node) {
   return Read([&](Session& s) {
     return SelectIds(s,
-                     "SELECT id FROM leases WHERE node = :n AND phase IN "
-                     "('launching', 'online', 'busy', 'custody', 'teardown') ORDER BY id",
-                     node);
+                     "SELECT id FROM leases WHERE " + OpenLeaseChargedTo("n") +
+                         " AND node = :bound AND phase IN ('launching', 'online', 'busy', 'custody', 'teardown') "
+                         "ORDER BY id",
+                     node, node);
   });
 }
 

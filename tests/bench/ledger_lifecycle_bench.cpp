@@ -183,36 +183,28 @@ int RunDirect(const std::string& plugin, const std::string& dir, int iterations,
     body();
     s << "COMMIT";
   };
-  long long now = 1, exp = 2, v = 0, m = 0, mac = 0;
-  std::string id, mode, provider, host, tier = "small", node = "n1";
+  long long now = 1, exp = 2, generation = 0, charges = 0;
+  std::string id, mode, provider, host;
   // What the ledger's fence check reads: the whole lease row, by the same statement.
   auto load = [&] { ledger::SelectLeases(s, "WHERE id = :id", id); };
+  // The counters escrow keeps its copies by (sql_ledger.h L6, L10).
+  auto counters = [&] {
+    s << "SELECT generation, charges FROM fleet WHERE id = 1", soci::into(generation), soci::into(charges);
+  };
   auto start = Clock::now();
   for (int i = 0; i < iterations; ++i) {
     char buf[33];
     std::snprintf(buf, sizeof buf, "%032x", i);
     id = buf;
-    tx([&] {  // escrow
+    tx([&] {  // escrow: the fleet and what open leases hold are the ledger's copies while its counters stand
       s << "SELECT mode FROM admission WHERE id = 1", soci::into(mode);
-      s << "SELECT name, provider FROM nodes WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name",
-          soci::into(node), soci::into(provider);
-      soci::statement usage = (s.prepare << "SELECT CASE WHEN node <> '' THEN node ELSE target_node END AS host, "
-                                            "SUM(vcpu), SUM(memory), SUM(macos_slot) FROM leases WHERE phase NOT IN "
-                                            "('done', 'failed') GROUP BY host",
-                               soci::into(host), soci::into(v), soci::into(m), soci::into(mac));
-      usage.execute();
-      while (usage.fetch()) {
-      }
-      soci::statement open = (s.prepare << "SELECT tier, node FROM leases WHERE phase NOT IN ('done', 'failed')",
-                              soci::into(tier), soci::into(host));
-      open.execute();
-      while (open.fetch()) {
-      }
+      counters();
       s << "INSERT INTO leases (id, tier, node, target_node, phase, epoch, vcpu, memory, requested_vcpu, "
            "requested_memory, created_at, heartbeat_at, expires_at, guest_os, providers, site, macos_slot) "
            "VALUES (:id, 'small', '', 'n1', 'capacity', 0, 1, 1073741824, 1, 1073741824, :c, :h, :e, 'linux', "
            "'docker', '', 0)",
           soci::use(id), soci::use(now), soci::use(now), soci::use(exp);
+      counters();
     });
     tx([&] {  // bind
       load();
@@ -240,7 +232,9 @@ int RunDirect(const std::string& plugin, const std::string& dir, int iterations,
     });
     tx([&] {  // release
       load();
+      counters();
       s << "UPDATE leases SET phase = 'done' WHERE id = :id AND epoch = 0", soci::use(id);
+      counters();
       s << "INSERT INTO job_history (lease_id, tier, node, run_id, request_id, conclusion, queued_at, finished_at, "
            "failure_reason) VALUES (:id, 'small', 'n1', 0, 0, 'done', :q, :f, '') ON CONFLICT (lease_id) DO UPDATE "
            "SET conclusion = excluded.conclusion",
@@ -289,22 +283,21 @@ int RunDirectPostgres(const std::string& plugin, const std::string& dir, const s
   };
   const std::string now = "1", exp = "2";
   const std::string load = "SELECT * FROM leases WHERE id = $1";
+  const std::string counters = "SELECT generation, charges FROM fleet WHERE id = 1";  // sql_ledger.h L6, L10
   auto start = Clock::now();
   for (int i = 0; i < iterations && ok; ++i) {
     char buf[33];
     std::snprintf(buf, sizeof buf, "%032x", i);
     const std::string id = buf;
-    tx([&] {  // escrow
+    tx([&] {  // escrow: the fleet and what open leases hold are the ledger's copies while its counters stand
       exec("SELECT mode FROM admission WHERE id = 1");
-      exec("SELECT name, provider FROM nodes WHERE live = 1 AND drained = 0 AND withdrawn = 0 ORDER BY name");
-      exec("SELECT CASE WHEN node <> '' THEN node ELSE target_node END AS host, SUM(vcpu), SUM(memory), "
-           "SUM(macos_slot) FROM leases WHERE phase NOT IN ('done', 'failed') GROUP BY host");
-      exec("SELECT tier, node FROM leases WHERE phase NOT IN ('done', 'failed')");
+      exec(counters);
       exec("INSERT INTO leases (id, tier, node, target_node, phase, epoch, vcpu, memory, requested_vcpu, "
            "requested_memory, created_at, heartbeat_at, expires_at, guest_os, providers, site, macos_slot) "
            "VALUES ($1, 'small', '', 'n1', 'capacity', 0, 1, 1073741824, 1, 1073741824, $2, $2, $3, 'linux', "
            "'docker', '', 0)",
            {id, now, exp});
+      exec(counters);
     });
     tx([&] {  // bind
       exec(load, {id});
@@ -329,7 +322,9 @@ int RunDirectPostgres(const std::string& plugin, const std::string& dir, const s
     });
     tx([&] {  // release
       exec(load, {id});
+      exec(counters);
       exec("UPDATE leases SET phase = 'done' WHERE id = $1 AND epoch = 0", {id});
+      exec(counters);
       exec("INSERT INTO job_history (lease_id, tier, node, run_id, request_id, conclusion, queued_at, finished_at, "
            "failure_reason) VALUES ($1, 'small', 'n1', 0, 0, 'done', $2, $2, '') ON CONFLICT (lease_id) DO UPDATE "
            "SET conclusion = excluded.conclusion",
