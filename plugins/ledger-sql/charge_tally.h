@@ -11,7 +11,10 @@
 //       and the next escrow reads the rows again.
 //   T2. A write that changes a charge and keeps the tally (escrow's insert,
 //       a release) applies its own change and takes the counter's new value
-//       in the same transaction; one that does not simply leaves it stale.
+//       in the same transaction, knowing how many bumps its own statement
+//       made (one per lease opened or ended): escrow adds them to the value
+//       it read; a release keeps the tally only if the counter stands one
+//       past it. A write that does not keep it simply leaves it stale.
 //   T3. It is dropped whenever the transaction that changed it may not
 //       commit (a write that threw, a batch rolled back): the counter rolls
 //       back with the rows, and a later write could bring it to the value

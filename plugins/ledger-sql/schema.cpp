@@ -243,9 +243,10 @@ CREATE INDEX leases_open_charged_idx ON leases ((CASE WHEN node <> '' THEN node 
 // trigger, so escrow can keep its tally of them until it moves (sql_ledger.h
 // L10). A trigger, not the ledger's own statements, so that no write can
 // forget it: any statement of any process, this build's or a later one's.
-// On PostgreSQL the trigger's function keeps the search path it was made
-// with (the ledger's schema), so a write from a session with any other path
-// still finds the counter. Only what escrow reads counts: a lease opened or ended, or an open one
+// On PostgreSQL the trigger's function names the counter in the schema of
+// the table that fired it, so a write from a session with any search path
+// finds it, and so does one after the schema was renamed or restored under
+// another name. Only what escrow reads counts: a lease opened or ended, or an open one
 // charged to another node, another tier or other sizes; binding a lease to
 // the node it was escrowed on, a heartbeat or a phase among the open ones
 // moves nothing.
@@ -266,8 +267,9 @@ constexpr const char* kV9 =
     " BEGIN UPDATE fleet SET charges = charges + 1 WHERE id = 1; END";
 constexpr const char* kV9PostgreSQL =
     "ALTER TABLE fleet ADD COLUMN charges BIGINT NOT NULL DEFAULT 0;\n"
-    "CREATE FUNCTION leases_charge_moved() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS "
-    "$$ BEGIN UPDATE fleet SET charges = charges + 1 WHERE id = 1; RETURN NULL; END $$;\n"
+    "CREATE FUNCTION leases_charge_moved() RETURNS trigger LANGUAGE plpgsql AS "
+    "$$ BEGIN EXECUTE format('UPDATE %I.fleet SET charges = charges + 1 WHERE id = 1', TG_TABLE_SCHEMA); "
+    "RETURN NULL; END $$;\n"
     "CREATE TRIGGER leases_charge_opened AFTER INSERT ON leases FOR EACH ROW "
     "WHEN (NEW.phase NOT IN ('done', 'failed')) EXECUTE FUNCTION leases_charge_moved();\n"
     "CREATE TRIGGER leases_charge_deleted AFTER DELETE ON leases FOR EACH ROW "

@@ -201,7 +201,8 @@ std::vector<LeaseRow> SqlLedger::EscrowIn(Session& s, const std::shared_ptr<cons
     charges_.Add(ChargeOf(r));
     made.push_back(r);
   }
-  if (!made.empty()) charges_.Stamp(ReadFleetCounters(s).charges);  // T2
+  // T2: the insert trigger counted each lease once.
+  if (!made.empty()) charges_.Stamp(counters.charges + static_cast<int64_t>(made.size()));
   return made;
 }
 
@@ -360,12 +361,13 @@ void SqlLedger::Release(const std::string& id, int64_t epoch, int32_t outcome) {
       if (phase == outcome) return;
       Fail(NP_CONFLICT, "lease " + id + " already ended " + l.phase);
     }
-    const bool keep_tally = charges_.CurrentAt(ReadFleetCounters(s).charges);
-    Exec(s, "UPDATE leases SET phase = :p WHERE id = :id AND epoch = :e", std::string(PhaseName(outcome)), id,
-         static_cast<long long>(epoch));
-    if (keep_tally) {  // T2
+    const long long ended = Exec(s, "UPDATE leases SET phase = :p WHERE id = :id AND epoch = :e",
+                                 std::string(PhaseName(outcome)), id, static_cast<long long>(epoch));
+    // T2: the trigger counted the one lease ended, so the tally was current
+    // before this write if the counter now stands one past it.
+    if (const int64_t charges = ReadFleetCounters(s).charges; ended == 1 && charges_.CurrentAt(charges - 1)) {
       charges_.Remove(ChargeOf(l));
-      charges_.Stamp(ReadFleetCounters(s).charges);
+      charges_.Stamp(charges);
     }
     Archive(s, l, outcome, Now());
   });

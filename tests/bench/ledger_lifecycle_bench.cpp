@@ -204,7 +204,6 @@ int RunDirect(const std::string& plugin, const std::string& dir, int iterations,
            "VALUES (:id, 'small', '', 'n1', 'capacity', 0, 1, 1073741824, 1, 1073741824, :c, :h, :e, 'linux', "
            "'docker', '', 0)",
           soci::use(id), soci::use(now), soci::use(now), soci::use(exp);
-      counters();
     });
     tx([&] {  // bind
       load();
@@ -232,7 +231,6 @@ int RunDirect(const std::string& plugin, const std::string& dir, int iterations,
     });
     tx([&] {  // release
       load();
-      counters();
       s << "UPDATE leases SET phase = 'done' WHERE id = :id AND epoch = 0", soci::use(id);
       counters();
       s << "INSERT INTO job_history (lease_id, tier, node, run_id, request_id, conclusion, queued_at, finished_at, "
@@ -297,7 +295,6 @@ int RunDirectPostgres(const std::string& plugin, const std::string& dir, const s
            "VALUES ($1, 'small', '', 'n1', 'capacity', 0, 1, 1073741824, 1, 1073741824, $2, $2, $3, 'linux', "
            "'docker', '', 0)",
            {id, now, exp});
-      exec(counters);
     });
     tx([&] {  // bind
       exec(load, {id});
@@ -322,7 +319,6 @@ int RunDirectPostgres(const std::string& plugin, const std::string& dir, const s
     });
     tx([&] {  // release
       exec(load, {id});
-      exec(counters);
       exec("UPDATE leases SET phase = 'done' WHERE id = $1 AND epoch = 0", {id});
       exec(counters);
       exec("INSERT INTO job_history (lease_id, tier, node, run_id, request_id, conclusion, queued_at, finished_at, "

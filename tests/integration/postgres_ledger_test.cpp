@@ -212,6 +212,31 @@ TEST_F(PostgresLedgerTest, OnlyWhatOpenLeasesHoldMovesTheChargeCounter) {
   EXPECT_EQ(charges(), before + 4);
 }
 
+// An operator may rename the ledger's schema (or restore a dump under
+// another name) and point the plugin at the new one: the triggers still find
+// their counter, in the schema of the table that fired them.
+TEST_F(PostgresLedgerTest, ALedgerInARenamedSchemaStillCountsWhatOpenLeasesHold) {
+  {
+    auto l = Open();
+    ASSERT_NE(l, nullptr);
+    ASSERT_TRUE(l->RegisterNode({"n1", "process", "", "i1", "", 4, 4 * kGiB, 1}).ok());
+  }
+  const std::string old_name = schema_;
+  schema_ = old_name.substr(0, 55) + "_renamed";
+  PGconn* c = PQconnectdb(dsn_.c_str());
+  ASSERT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  PGresult* r = PQexec(c, ("ALTER SCHEMA " + old_name + " RENAME TO " + schema_).c_str());
+  EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(c);
+  PQclear(r);
+  PQfinish(c);
+  auto l = Open();
+  ASSERT_NE(l, nullptr);
+  const int64_t before = Scalar("SELECT charges FROM " + schema_ + ".fleet WHERE id = 1");
+  auto escrowed = l->Escrow("small", 1);
+  ASSERT_TRUE(escrowed.ok() && escrowed->size() == 1u) << escrowed.status().ToString();
+  EXPECT_EQ(Scalar("SELECT charges FROM " + schema_ + ".fleet WHERE id = 1"), before + 1);
+}
+
 TEST_F(PostgresLedgerTest, TwoInstancesOnOneDatabaseNeverBothWinTheLastCapacity) {
   auto a = Open(), b = Open();
   ASSERT_NE(a, nullptr);
