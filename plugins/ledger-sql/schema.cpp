@@ -243,13 +243,13 @@ CREATE INDEX leases_open_charged_idx ON leases ((CASE WHEN node <> '' THEN node 
 // trigger, so escrow can keep its tally of them until it moves (sql_ledger.h
 // L10). A trigger, not the ledger's own statements, so that no write can
 // forget it: any statement of any process, this build's or a later one's.
-// On PostgreSQL the trigger's function names the counter in the schema of
-// the table that fired it, so a write from a session with any search path
-// finds it, and so does one after the schema was renamed or restored under
-// another name. Only what escrow reads counts: a lease opened or ended, or an open one
+// Only what escrow reads counts: a lease opened or ended, or an open one
 // charged to another node, another tier or other sizes; binding a lease to
 // the node it was escrowed on, a heartbeat or a phase among the open ones
-// moves nothing.
+// moves nothing. On PostgreSQL the trigger's function names the counter in
+// the schema of the table that fired it, so a write from a session with any
+// search path finds it, and so does one after the schema was renamed or
+// restored under another name.
 #define NP_CHARGE_MOVED_ON_UPDATE                                                                  \
   "(OLD.phase NOT IN ('done', 'failed') OR NEW.phase NOT IN ('done', 'failed')) AND ("          \
   "(OLD.phase IN ('done', 'failed')) <> (NEW.phase IN ('done', 'failed')) OR "                  \
