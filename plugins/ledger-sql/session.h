@@ -3,6 +3,7 @@
 // and opening a transaction on it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -35,12 +36,21 @@ class Session : public soci::session {
   // bindings (Q3). Never throws; a statement that cannot be reset is
   // dropped, to be compiled again on its next use.
   void Return(KeptStatement& k) noexcept;
-  // Drops every kept statement (a reconnect, Q5).
-  void Forget() { kept_.clear(); }
+  // Connects again, dropping every kept statement (Q5).
+  void Reconnect() {
+    kept_.clear();
+    reconnect();
+    ++connection_;
+  }
+  // Which connection of this session is open: 0, then one more at each
+  // Reconnect. What was read on one may not hold on the next, which can be
+  // to another server (a failover).
+  uint64_t connection() const { return connection_; }
   void KeepStatements(void (*reset)(soci::statement&)) { reset_ = reset; }
 
  private:
   void (*reset_)(soci::statement&) = nullptr;
+  uint64_t connection_ = 0;
   std::unordered_map<std::string, KeptStatement> kept_;  // nodes never move: Query holds them
 };
 
@@ -59,8 +69,7 @@ inline std::unique_ptr<Session> OpenSession(const Dialect& d, const std::string&
 // throws, which the caller reports as unavailable.
 inline void EnsureConnected(Session& s, const Dialect& d, const std::vector<std::string>& setup) {
   if (!d.connection_lost || !d.connection_lost(s)) return;
-  s.Forget();
-  s.reconnect();
+  s.Reconnect();
   if (d.on_connect) d.on_connect(s);
   for (const std::string& stmt : setup) s << stmt;
 }

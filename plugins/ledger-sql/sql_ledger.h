@@ -45,6 +45,12 @@
 //       and release apply their own change to the copy. Without it each
 //       escrow read every open lease of the fleet: a launch cost more the
 //       more the fleet ran (docs/performance.md).
+//   L11. Both copies (L6, L10) are dropped when the writer has connected
+//       again. Each is trusted while its counter keeps the value read with
+//       it, which holds only while counters never go back; a new connection
+//       may be to another server (a failover to a standby that missed the
+//       last writes) whose counters lag the rows read, and other writes
+//       could bring them back to the values held over other rows.
 // Thread-safe: every public method may be called concurrently.
 #pragma once
 
@@ -322,6 +328,7 @@ class SqlLedger {
     std::vector<HostRoom> hosts;
   } fleet_;              // guarded by write_mu_ (L6)
   ChargeTally charges_;  // guarded by write_mu_ (L10)
+  uint64_t copies_connection_ = 0;  // guarded by write_mu_: the writer connection both were read on (L11)
   std::mutex readers_mu_;
   std::condition_variable readers_cv_;
   std::vector<std::unique_ptr<Session>> idle_readers_;

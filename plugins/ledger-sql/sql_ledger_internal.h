@@ -97,6 +97,11 @@ template <typename F>
 auto SqlLedger::Write(F&& body) {
   auto guarded = [&](Session& s) {
     try {
+      if (s.connection() != copies_connection_) {  // L11
+        fleet_ = {};
+        charges_.Drop();
+        copies_connection_ = s.connection();
+      }
       CheckLeadership(s);
       return body(s);
     } catch (...) {
