@@ -1,7 +1,8 @@
 // What the SQLite store promises beyond the ledger contract: its schema
 // guards (M1, M2 in plugins/ledger-sql/schema.h), its file, its checkpoints
-// beside the writer (L7 in plugins/ledger-sql/sql_ledger.h), and reads by
-// node that an index answers.
+// beside the writer (L7 in plugins/ledger-sql/sql_ledger.h), reads by node
+// and the reaper's read that an index answers, and the triggers that move
+// the charge counter (L10).
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sqlite3.h>
