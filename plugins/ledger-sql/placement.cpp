@@ -11,19 +11,28 @@ bool GuestOSAllowed(const std::vector<std::string>& allowed, const std::string& 
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), os) != allowed.end();
 }
 
-Placer::Placer(const std::vector<HostRoom>& hosts, int64_t deploy_vcpu, int64_t deploy_memory, bool spread)
-    : hosts_(hosts), spent_(hosts.size()), deploy_vcpu_(deploy_vcpu), deploy_memory_(deploy_memory), spread_(spread) {}
-
-int64_t Placer::IndexOf(const std::string& host) const {
-  auto it = std::lower_bound(hosts_.begin(), hosts_.end(), host,
-                             [](const HostRoom& h, const std::string& n) { return h.name < n; });
-  return it != hosts_.end() && it->name == host ? it - hosts_.begin() : -1;
+Fleet::Fleet(std::vector<HostRoom> sorted_by_name) : hosts_(std::move(sorted_by_name)) {
+  index_.reserve(hosts_.size());
+  for (size_t i = 0; i < hosts_.size(); ++i) index_.emplace(hosts_[i].name, i);
 }
 
-bool Placer::Contains(const std::string& host) const { return IndexOf(host) >= 0; }
+int64_t Fleet::IndexOf(const std::string& name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+Placer::Placer(const Fleet& fleet, int64_t deploy_vcpu, int64_t deploy_memory, bool spread)
+    : fleet_(fleet),
+      hosts_(fleet.hosts()),
+      spent_(hosts_.size()),
+      deploy_vcpu_(deploy_vcpu),
+      deploy_memory_(deploy_memory),
+      spread_(spread) {}
+
+bool Placer::Contains(const std::string& host) const { return fleet_.IndexOf(host) >= 0; }
 
 void Placer::Charge(const std::string& host, int64_t vcpu, int64_t memory, int64_t macos_slots) {
-  const int64_t i = IndexOf(host);
+  const int64_t i = fleet_.IndexOf(host);
   if (i < 0) return;
   Spent& s = spent_[static_cast<size_t>(i)];
   s.vcpu += vcpu;

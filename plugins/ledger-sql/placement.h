@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace nodeplane::ledger {
@@ -46,14 +47,32 @@ struct HostRoom {
   int64_t macos_slots = 0;
 };
 
+// The placeable fleet as escrow reads it: its hosts sorted by name in byte
+// order (the Placer's final tie-break), and where each name is among them,
+// so charging what open leases hold on thousands of hosts is a lookup each,
+// not a search (docs/performance.md, ninth pass). Built once per read of the
+// fleet and shared by every escrow of that generation (sql_ledger.h L6).
+class Fleet {
+ public:
+  Fleet() = default;
+  explicit Fleet(std::vector<HostRoom> sorted_by_name);
+
+  const std::vector<HostRoom>& hosts() const { return hosts_; }
+  // The position of `name` in hosts(); -1 when it is not in the fleet.
+  int64_t IndexOf(const std::string& name) const;
+
+ private:
+  std::vector<HostRoom> hosts_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
 // One escrow's placement over a fleet it does not own: what it spends is
 // kept beside the hosts, so the fleet can be shared by every escrow that
 // read the same generation of it (sql_ledger.h L6).
 class Placer {
  public:
-  // `hosts` sorted by name in byte order; it must outlive the Placer.
-  // deploy_* < 0 means no ceiling.
-  Placer(const std::vector<HostRoom>& hosts, int64_t deploy_vcpu, int64_t deploy_memory, bool spread);
+  // `fleet` must outlive the Placer. deploy_* < 0 means no ceiling.
+  Placer(const Fleet& fleet, int64_t deploy_vcpu, int64_t deploy_memory, bool spread);
 
   // Spends what open leases already hold on `host`; a host not in the
   // fleet is ignored (its leases hold nobody's room).
@@ -73,10 +92,10 @@ class Placer {
     int64_t memory = 0;
     int64_t macos_slots = 0;
   };
-  int64_t IndexOf(const std::string& host) const;  // -1 when absent
   int64_t Room(size_t i, const TierSpec& tier) const;
 
-  const std::vector<HostRoom>& hosts_;
+  const Fleet& fleet_;
+  const std::vector<HostRoom>& hosts_;  // fleet_.hosts()
   std::vector<Spent> spent_;  // parallel to hosts_
   int64_t deploy_vcpu_;
   int64_t deploy_memory_;

@@ -310,8 +310,7 @@ class SqlLedger {
   // The fleet escrow may place on, sorted by name, with `cat`'s node
   // policies applied; re-read only when `generation` moved (L6). Caller
   // holds write_mu_.
-  const std::vector<HostRoom>& PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat,
-                                              int64_t generation);
+  const Fleet& PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat, int64_t generation);
   // What open leases hold; re-read only when `charges` moved (L10). Caller
   // holds write_mu_.
   const ChargeTally& HeldCharges(Session& s, int64_t charges);
@@ -325,7 +324,7 @@ class SqlLedger {
   struct FleetCopy {
     int64_t generation = -1;
     std::shared_ptr<const Catalog> catalog;
-    std::vector<HostRoom> hosts;
+    Fleet hosts;
   } fleet_;              // guarded by write_mu_ (L6)
   ChargeTally charges_;  // guarded by write_mu_ (L10)
   uint64_t copies_connection_ = 0;  // guarded by write_mu_: the writer connection both were read on (L11)

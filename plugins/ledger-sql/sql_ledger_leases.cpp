@@ -57,8 +57,7 @@ FleetCounters ReadFleetCounters(Session& s) {
   return c;
 }
 
-const std::vector<HostRoom>& SqlLedger::PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat,
-                                                       int64_t generation) {
+const Fleet& SqlLedger::PlaceableFleet(Session& s, const std::shared_ptr<const Catalog>& cat, int64_t generation) {
   if (generation == fleet_.generation && cat == fleet_.catalog) return fleet_.hosts;
   fleet_ = {};  // a read that fails half way leaves no copy behind
   std::vector<HostRoom> hosts;
@@ -87,10 +86,10 @@ const std::vector<HostRoom>& SqlLedger::PlaceableFleet(Session& s, const std::sh
     memory.resize(kBatch);
   }
   // The store's ORDER BY may follow a locale (PostgreSQL); the Placer's
-  // search and tie-break need byte order.
+  // tie-break needs byte order.
   auto by_name = [](const HostRoom& a, const HostRoom& b) { return a.name < b.name; };
   if (!std::is_sorted(hosts.begin(), hosts.end(), by_name)) std::sort(hosts.begin(), hosts.end(), by_name);
-  fleet_ = {generation, cat, std::move(hosts)};
+  fleet_ = {generation, cat, Fleet(std::move(hosts))};
   return fleet_.hosts;
 }
 
