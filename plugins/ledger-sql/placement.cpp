@@ -23,8 +23,7 @@ int64_t Fleet::IndexOf(const std::string& name) const {
 
 Placer::Placer(const Fleet& fleet, int64_t deploy_vcpu, int64_t deploy_memory, bool spread)
     : fleet_(fleet),
-      hosts_(fleet.hosts()),
-      spent_(hosts_.size()),
+      spent_(fleet.hosts().size()),
       deploy_vcpu_(deploy_vcpu),
       deploy_memory_(deploy_memory),
       spread_(spread) {}
@@ -50,7 +49,7 @@ bool Placer::Eligible(const HostRoom& host, const TierSpec& tier) {
 
 int64_t Placer::Room(size_t i, const TierSpec& tier) const {
   if (tier.vcpu <= 0 || tier.memory <= 0) return 0;
-  const HostRoom& h = hosts_[i];
+  const HostRoom& h = fleet_.hosts()[i];
   const Spent& s = spent_[i];
   int64_t room = std::min((h.vcpu - s.vcpu) / tier.vcpu, (h.memory - s.memory) / tier.memory);
   if (deploy_vcpu_ >= 0) room = std::min(room, deploy_vcpu_ / tier.vcpu);
@@ -60,17 +59,18 @@ int64_t Placer::Room(size_t i, const TierSpec& tier) const {
 }
 
 const HostRoom* Placer::Next(const TierSpec& tier) {
-  size_t best = hosts_.size();
+  const std::vector<HostRoom>& hosts = fleet_.hosts();
+  size_t best = hosts.size();
   size_t best_rank = 0;
   int64_t best_room = 0;
-  for (size_t i = 0; i < hosts_.size(); ++i) {  // sorted by name: the final tie-break
-    const HostRoom& h = hosts_[i];
+  for (size_t i = 0; i < hosts.size(); ++i) {  // sorted by name: the final tie-break
+    const HostRoom& h = hosts[i];
     if (!Eligible(h, tier)) continue;
     int64_t room = Room(i, tier);
     if (room < 1) continue;
     size_t rank = static_cast<size_t>(
         std::find(tier.providers.begin(), tier.providers.end(), h.provider) - tier.providers.begin());
-    bool better = best == hosts_.size() || rank < best_rank ||
+    bool better = best == hosts.size() || rank < best_rank ||
                   (rank == best_rank && (spread_ ? room > best_room : room < best_room));
     if (better) {
       best = i;
@@ -78,14 +78,14 @@ const HostRoom* Placer::Next(const TierSpec& tier) {
       best_room = room;
     }
   }
-  if (best == hosts_.size()) return nullptr;
+  if (best == hosts.size()) return nullptr;
   Spent& s = spent_[best];
   s.vcpu += tier.vcpu;
   s.memory += tier.memory;
   if (tier.guest_os == "macos") s.macos_slots += 1;
   if (deploy_vcpu_ >= 0) deploy_vcpu_ -= tier.vcpu;
   if (deploy_memory_ >= 0) deploy_memory_ -= tier.memory;
-  return &hosts_[best];
+  return &hosts[best];
 }
 
 uint32_t Placer::Hold(const TierSpec& tier, uint32_t missing) {

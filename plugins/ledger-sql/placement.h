@@ -95,8 +95,7 @@ class Placer {
   int64_t Room(size_t i, const TierSpec& tier) const;
 
   const Fleet& fleet_;
-  const std::vector<HostRoom>& hosts_;  // fleet_.hosts()
-  std::vector<Spent> spent_;  // parallel to hosts_
+  std::vector<Spent> spent_;  // parallel to fleet_.hosts()
   int64_t deploy_vcpu_;
   int64_t deploy_memory_;
   bool spread_;

@@ -95,22 +95,19 @@ const Fleet& SqlLedger::PlaceableFleet(Session& s, const std::shared_ptr<const C
 
 const ChargeTally& SqlLedger::HeldCharges(Session& s, int64_t charges) {
   if (charges_.CurrentAt(charges)) return charges_;
+  // A read that fails half way throws out of the write, which drops the
+  // tally (Write, T3).
   charges_.Restart(charges);
-  try {
-    std::string tier, host;
-    long long vcpu = 0, memory = 0, macos_slots = 0, leases = 0;
-    Query st(s,
-             std::string("SELECT tier, ") + kChargedNode +
-                 ", SUM(vcpu), SUM(memory), SUM(macos_slot), COUNT(*) FROM leases WHERE " + kOpen +
-                 " GROUP BY tier, " + kChargedNode,
-             soci::into(tier), soci::into(host), soci::into(vcpu), soci::into(memory), soci::into(macos_slots),
-             soci::into(leases));
-    st->execute();
-    while (st->fetch()) charges_.Add({tier, host, vcpu, memory, macos_slots}, leases);
-  } catch (...) {
-    charges_.Drop();  // a read that fails half way leaves no tally behind
-    throw;
-  }
+  std::string tier, host;
+  long long vcpu = 0, memory = 0, macos_slots = 0, leases = 0;
+  Query st(s,
+           std::string("SELECT tier, ") + kChargedNode +
+               ", SUM(vcpu), SUM(memory), SUM(macos_slot), COUNT(*) FROM leases WHERE " + kOpen + " GROUP BY tier, " +
+               kChargedNode,
+           soci::into(tier), soci::into(host), soci::into(vcpu), soci::into(memory), soci::into(macos_slots),
+           soci::into(leases));
+  st->execute();
+  while (st->fetch()) charges_.Add({tier, host, vcpu, memory, macos_slots}, leases);
   return charges_;
 }
 
