@@ -117,6 +117,16 @@ int64_t SqlLedger::BumpDispatchIn(Session& s, const std::string& node) {
 int64_t SqlLedger::ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,
                                         int64_t epoch) {
   std::set<std::string> still(running.begin(), running.end());
+  const std::string freeable = "WHERE " + OpenLeaseChargedTo("n") + " AND phase = 'quarantine' AND expires_at < :before";
+  auto absent = [&](const LeaseRow& l) { return still.count(l.id) == 0; };
+  // Nodes reconcile about once a lease TTL each, and there is almost never
+  // anything to free: asked on a reader first, such a reconcile neither
+  // queues for the write lock (L1) nor commits. A lease that becomes
+  // freeable after this read is freed by the node's next reconcile, as if
+  // this one had come a moment sooner; the write below decides afresh.
+  const std::vector<LeaseRow> seen =
+      Read([&](Session& s) { return SelectLeases(s, freeable, node, Now() - options_.quarantine_grace_ns); });
+  if (std::none_of(seen.begin(), seen.end(), absent)) return 0;
   return Write([&](Session& s) -> int64_t {
     long long current = 0;
     if (!FetchOne(s, "SELECT epoch FROM nodes WHERE name = :n", soci::into(current), soci::use(node)) ||
@@ -124,12 +134,10 @@ int64_t SqlLedger::ResolveQuarantineFor(const std::string& node, const std::vect
       return 0;  // an overtaken registration proves nothing
     }
     const long long now = Now(), before = now - options_.quarantine_grace_ns;
-    std::vector<LeaseRow> held = SelectLeases(
-        s, "WHERE " + OpenLeaseChargedTo("n") + " AND phase = 'quarantine' AND expires_at < :before", node,
-        before);
+    std::vector<LeaseRow> held = SelectLeases(s, freeable, node, before);
     int64_t freed = 0;
     for (LeaseRow& l : held) {
-      if (still.count(l.id) != 0) continue;
+      if (!absent(l)) continue;
       if (l.failure_reason.empty()) l.failure_reason = kReasonInventoryAbsence;
       Exec(s, "UPDATE leases SET phase = 'failed', epoch = epoch + 1, failure_reason = :r WHERE id = :id AND epoch = :e",
            l.failure_reason, l.id, l.epoch);
