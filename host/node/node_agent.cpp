@@ -175,6 +175,17 @@ Outcome NodeAgent::Run(std::stop_token stop) {
   uint64_t tls_seen = 0;
   auto backoff = std::chrono::milliseconds(500);
   Outcome outcome = Outcome::kStopped;
+  // The inventory goes with the registration, then about once a lease TTL
+  // on this connection, between polls: it is never idle, where the
+  // maintenance client's is closed by the control plane between its calls,
+  // so a reconcile there cost a new connection (and a handshake) each time.
+  auto reconciled_at = std::chrono::steady_clock::now();
+  auto reconcile_if_due = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - reconciled_at < std::chrono::seconds(std::max<int64_t>(1, ttl_seconds_))) return;
+    reconciled_at = now;
+    Reconcile(client);
+  };
 
   while (!stopping()) {
     ReloadTlsIfRenewed(client, tls_seen);
@@ -198,6 +209,7 @@ Outcome NodeAgent::Run(std::stop_token stop) {
         continue;
       }
       backoff = std::chrono::milliseconds(500);
+      reconciled_at = std::chrono::steady_clock::now();
     }
     auto r = Call(client, "POST", Path("/poll"));
     if (!r.ok()) {
@@ -207,7 +219,10 @@ Outcome NodeAgent::Run(std::stop_token stop) {
       continue;
     }
     backoff = std::chrono::milliseconds(500);
-    if (r->status == 204) continue;
+    if (r->status == 204) {
+      reconcile_if_due();
+      continue;
+    }
     if (r->status == 401) {  // the control plane forgot this node (a restart): register again
       registered_ = false;
       continue;
@@ -234,6 +249,7 @@ Outcome NodeAgent::Run(std::stop_token stop) {
       continue;
     }
     Execute(client, *cmd);
+    reconcile_if_due();
   }
 
   // Draining: no new work; what this node holds runs to its end and is
@@ -454,7 +470,6 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
   wire::HttpClient c(ClientFor());
   uint64_t tls_seen = 0;
   auto last_beat = std::chrono::steady_clock::now();
-  uint64_t beats = 0;
   while (!stop.stop_requested()) {
     ReloadTlsIfRenewed(c, tls_seen);
     if (agent_stop.stop_requested() && !withdrawn_ && !superseded_) {
@@ -506,7 +521,6 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
         }
       }
       if (o_.tls) RenewIfDue(c);
-      if (++beats % 3 == 0 && registered_ && !withdrawn_) Reconcile(c);  // about once a lease TTL
     }
     Pause(std::chrono::milliseconds(200), stop);
   }

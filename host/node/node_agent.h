@@ -5,7 +5,10 @@
 // runs) when the control plane forgot it, and on a stop request withdraws
 // first, then drains what it holds before returning.
 //
-// Threads: Run() polls on the calling thread; a second thread heartbeats,
+// Threads: Run() polls on the calling thread, and between polls tells the
+// control plane what it runs about once a lease TTL (on the poll's
+// connection, which is never idle long enough to be closed: an idle node
+// holds one connection and makes no new ones); a second thread heartbeats,
 // notices exited jobs and renews. Each keeps its own HTTP client.
 #pragma once
 

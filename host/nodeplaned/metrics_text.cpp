@@ -44,15 +44,20 @@ std::string Daemon::Metrics() {
   Gauge(out, "nodeplane_commands_in_flight", "Commands delivered and not yet answered.",
         {{"", double(st.in_flight_commands)}});
   Gauge(out, "nodeplane_polls_parked", "Long polls waiting for a command.", {{"", double(st.parked_polls)}});
-  std::map<std::string, double> open{{"listener=\"wire\"", double(wire_->open_connections())}};
-  if (bootstrap_) open["listener=\"bootstrap\""] = double(bootstrap_->open_connections());
-  if (metrics_) open["listener=\"metrics\""] = double(metrics_->open_connections());
-  Gauge(out, "nodeplane_connections", "Connections open, by listener.", open);
-  std::map<std::string, double> failed{{"listener=\"wire\"", double(wire_->accept_failures())}};
-  if (bootstrap_) failed["listener=\"bootstrap\""] = double(bootstrap_->accept_failures());
-  if (metrics_) failed["listener=\"metrics\""] = double(metrics_->accept_failures());
+  // One sample per listener this process serves.
+  auto by_listener = [&](double (*of)(const wire::HttpServer&)) {
+    std::map<std::string, double> m{{"listener=\"wire\"", of(*wire_)}};
+    if (bootstrap_) m["listener=\"bootstrap\""] = of(*bootstrap_);
+    if (metrics_) m["listener=\"metrics\""] = of(*metrics_);
+    return m;
+  };
+  Gauge(out, "nodeplane_connections", "Connections open, by listener.",
+        by_listener([](const wire::HttpServer& l) { return double(l.open_connections()); }));
+  Counter(out, "nodeplane_connections_accepted_total",
+          "Connections accepted, by listener; over TLS each is a handshake, so a steady rate is nodes reconnecting.",
+          by_listener([](const wire::HttpServer& l) { return double(l.accepted_connections()); }));
   Counter(out, "nodeplane_accept_failures_total", "Connections the listener could not accept (out of descriptors, most often).",
-          failed);
+          by_listener([](const wire::HttpServer& l) { return double(l.accept_failures()); }));
 
   const LeaseEvents& e = lease_events_;
   Counter(out, "nodeplane_leases_escrowed_total", "Leases escrowed for a launch.", {{"", double(e.escrowed)}});

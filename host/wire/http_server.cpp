@@ -228,6 +228,7 @@ struct HttpServer::Impl {
   tcp::acceptor acceptor{accept_strand};
   asio::steady_timer accept_retry{accept_strand};
   std::atomic<uint64_t> accept_failures{0};
+  std::atomic<uint64_t> accepted{0};
   bool accept_failing = false;  // on accept_strand: logged once per run of failures
   std::vector<std::thread> threads;
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
@@ -509,6 +510,7 @@ void HttpServer::Impl::Accept() {
         c = std::make_shared<Connection<tcp::socket>>(*this, std::move(socket));
       }
       Register(c);
+      ++accepted;
       c->Start();
     }
     Accept();
@@ -614,6 +616,7 @@ uint16_t HttpServer::port() const { return impl_->bound_port; }
 uint32_t HttpServer::open_connections() const { return impl_->open.load(); }
 
 uint64_t HttpServer::accept_failures() const { return impl_->accept_failures.load(); }
+uint64_t HttpServer::accepted_connections() const { return impl_->accepted.load(); }
 
 void HttpServer::Stop() {
   Impl& s = *impl_;

@@ -131,6 +131,10 @@ class HttpServer {
   // Accepts that failed, each followed by a pause (out of descriptors, most
   // often; a metric and a test hook).
   uint64_t accept_failures() const;
+  // Connections accepted and served since Start (a metric and a test hook):
+  // a fleet that keeps its connections accepts few, so a steady rate here is
+  // handshakes paid again and again.
+  uint64_t accepted_connections() const;
 
   struct Impl;  // opaque: defined, with Beast, in http_server.cpp
 

@@ -52,6 +52,7 @@ level = "error"
 listen = "127.0.0.1:0"
 poll_window = "1s"
 command_timeout = "30s"
+header_timeout = "1500ms"
 [leases]
 ttl = "3s"
 reap_interval = "1s"
@@ -126,6 +127,12 @@ provides = ["ledger"]
     }));
     return *ledger.GetLease(lease.id);
   }
+  // A sample of the control plane's metrics, by its line's opening; 0 when absent.
+  double Sample(const std::string& opening) {
+    const std::string text = daemon_->Metrics();
+    const size_t at = text.find("\n" + opening + " ");
+    return at == std::string::npos ? 0 : std::stod(text.substr(at + opening.size() + 2));
+  }
   std::optional<ports::Job> Ended(const std::string& lease) {
     auto j = daemon_->ledger().JobForLease(lease);
     if (!j.ok() || !j->has_value() || !(*j)->conclusion) return std::nullopt;
@@ -197,6 +204,17 @@ TEST_F(NodeAgentTest, R37_ALaunchForARequestAdvancesTheNodesFenceOnce) {
   auto lease = ledger.GetLease(launched->lease);
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
   EXPECT_EQ(lease->request_id, 4);
+}
+
+// Issue 21: an idle node holds one connection. Its periodic reconcile rides
+// the poll connection, which is never idle, instead of the maintenance
+// client's, which the control plane closes after its header timeout (here
+// 1.5 s, under the 3 s between reconciles), so that every reconcile was a
+// new connection and, over TLS, a full handshake at both ends.
+TEST_F(NodeAgentTest, AnIdleNodeReconcilesOnItsPollConnection) {
+  const std::string reconciled = "nodeplane_wire_request_seconds_count{route=\"reconcile\",status=\"200\"}";
+  ASSERT_TRUE(Eventually([&] { return Sample(reconciled) >= 3; }, 30)) << daemon_->Metrics();
+  EXPECT_EQ(Sample("nodeplane_connections_accepted_total{listener=\"wire\"}"), 1) << daemon_->Metrics();
 }
 
 // Issue 17 #12 (R01): a refusal is permanent whatever its status. A control

@@ -51,6 +51,12 @@ struct SimFleet::Node {
   bool registered = false;
   int round_seen = -1;
   std::chrono::seconds ttl{90}, poll{50};
+  // Where this node's clocks stand in their cycles, as in a fleet that has
+  // run a while: nodeplane-node reconciles about once a TTL from its
+  // registration and heartbeats every TTL/3 from its start, whenever a job
+  // began. Fractions of a cycle, drawn once per node.
+  double reconcile_phase = 0, beat_phase = 0;
+  std::optional<Clock::time_point> reconcile_due;
   std::set<std::string> running;  // leases held
   // Open connections no job is using: a node keeps its lease connection
   // alive between jobs, as nodeplane-node's heartbeat client does.
@@ -90,6 +96,10 @@ struct Reply {
   int status = 0;
   std::string body;
 };
+
+Clock::duration Fraction(Clock::duration d, double f) {
+  return std::chrono::duration_cast<Clock::duration>(d * f);
+}
 
 asio::awaitable<std::unique_ptr<Conn>> Open(SimFleet::Impl& im, SimFleet::Node& n) {
   auto c = std::make_unique<Conn>(co_await asio::this_coro::executor, im.ctx);
@@ -167,6 +177,9 @@ asio::awaitable<void> Hold(SimFleet::Impl& im, SimFleet::Node& n, ports::Lease l
   const std::string release = protocol::Encode(protocol::ReleaseBody{lease.epoch, ports::Phase::kDone});
   const auto end = Clock::now() + im.o.job_duration;
   asio::steady_timer timer(co_await asio::this_coro::executor);
+  // The first heartbeat comes at the node's next beat, not at the launch.
+  timer.expires_after(std::min(Fraction(n.ttl / 3, n.beat_phase), std::max<Clock::duration>(end - Clock::now(), 0s)));
+  co_await timer.async_wait(use_awaitable);
   std::unique_ptr<Conn> c;
   bool reused = !n.spare.empty();
   if (reused) {
@@ -289,6 +302,10 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
         if (reply.ok() && reply->lease_ttl_seconds > 0) n.ttl = std::chrono::seconds(reply->lease_ttl_seconds);
         if (reply.ok() && reply->poll_seconds > 0) n.poll = std::chrono::seconds(reply->poll_seconds);
         n.registered = true;
+        // nodeplane-node counts its reconcile from each registration; the
+        // first one here is placed as in a fleet already running.
+        const Clock::duration ttl = n.ttl;
+        n.reconcile_due = Clock::now() + (n.reconcile_due ? ttl : Fraction(ttl, n.reconcile_phase));
         ++im.registrations;
         const int round = im.round.load();
         if (n.round_seen != round) {
@@ -314,6 +331,15 @@ asio::awaitable<void> RunNode(SimFleet::Impl& im, SimFleet::Node& n) {
         co_await Execute(im, n, *c, r.body);
       } else if (r.status != 204) {
         failed = true;
+      }
+      // Between polls, on the poll's connection, about once a TTL.
+      if (!failed && n.registered && Clock::now() >= *n.reconcile_due) {
+        n.reconcile_due = Clock::now() + n.ttl;
+        protocol::ReconcileBody body;
+        body.instances.assign(n.running.begin(), n.running.end());
+        const std::string encoded = protocol::Encode(body);
+        Reply rr = co_await Exchange(*c, n, http::verb::post, "/v1/nodes/" + n.name + "/reconcile", encoded);
+        if (rr.status != 200) failed = true;
       }
     } catch (const std::exception&) {
       failed = true;
@@ -357,6 +383,8 @@ void SimFleet::AddNode(const std::string& name, const std::string& cert_pem, con
   }
   std::random_device rd;
   n->incarnation = name + "-" + std::to_string(rd());
+  n->reconcile_phase = std::uniform_real_distribution<double>(0, 1)(rd);
+  n->beat_phase = std::uniform_real_distribution<double>(0, 1)(rd);
   BIO* b = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
   n->cert = PEM_read_bio_X509(b, nullptr, nullptr, nullptr);
   BIO_free(b);

@@ -1,9 +1,12 @@
 // N simulated nodes in one process: each holds its own certificate and does
 // on the wire what nodeplane-node does: TLS 1.3 with its client
-// certificate, register, long-poll, execute commands (a launch is bound,
-// advanced to busy, answered, held while heartbeating at TTL/3 on a second
-// connection, and released), and after losing the control plane reconnect
-// with the node's own backoff and register again when told it is unknown.
+// certificate, register, long-poll, reconcile between polls about once a TTL
+// on the poll's connection, execute commands (a launch is bound, advanced to
+// busy, answered, held while heartbeating at the node's beats, every TTL/3,
+// on a second connection, and released), and after losing the control plane
+// reconnect with the node's own backoff and register again when told it is
+// unknown. Each node's reconcile and beat fall at a random point of their
+// cycles, as in a fleet that has run for a while.
 //
 // One Asio io_context on one thread (a node's coroutines share its state
 // without locks); each node is a coroutine. The observations are
