@@ -52,7 +52,7 @@ level = "error"
 listen = "127.0.0.1:0"
 poll_window = "1s"
 command_timeout = "30s"
-header_timeout = "1500ms"
+header_timeout = "2s"
 [leases]
 ttl = "3s"
 reap_interval = "1s"
@@ -209,7 +209,7 @@ TEST_F(NodeAgentTest, R37_ALaunchForARequestAdvancesTheNodesFenceOnce) {
 // Issue 21: an idle node holds one connection. Its periodic reconcile rides
 // the poll connection, which is never idle, instead of the maintenance
 // client's, which the control plane closes after its header timeout (here
-// 1.5 s, under the 3 s between reconciles), so that every reconcile was a
+// 2 s, under the 3 s between reconciles), so that every reconcile was a
 // new connection and, over TLS, a full handshake at both ends.
 TEST_F(NodeAgentTest, AnIdleNodeReconcilesOnItsPollConnection) {
   const std::string reconciled = "nodeplane_wire_request_seconds_count{route=\"reconcile\",status=\"200\"}";
