@@ -210,16 +210,23 @@ Result<int64_t> Plane::ReconcileInventory(const std::string& node, const std::st
     epoch = n->ledger_epoch;
     before = owner_seq_;
   }
+  const std::set<std::string> inventory(running.begin(), running.end());
+  auto open = LeasesOn(node);
+  if (!open.ok()) return open.status();
+  // Only a quarantined lease the inventory does not name can be freed; most
+  // reconciles have none, and the ledger is not asked.
+  const bool freeable = std::any_of(open->begin(), open->end(), [&](const ports::Lease& l) {
+    return l.phase == ports::Phase::kQuarantine && inventory.count(l.id) == 0;
+  });
   int64_t freed = 0;
-  if (opts_.registrar != nullptr) {
+  if (opts_.registrar != nullptr && freeable) {
     auto r = opts_.registrar->ResolveQuarantineFor(node, running, epoch);
     if (!r.ok()) return r.status();
     freed = *r;
+    // Read again after the quarantine was resolved, so what it freed is forgotten now.
+    if (freed > 0) open = LeasesOn(node);
+    if (!open.ok()) return open.status();
   }
-  // Read after the quarantine was resolved, so what it freed is forgotten now.
-  auto open = LeasesOn(node);
-  if (!open.ok()) return open.status();
-  const std::set<std::string> inventory(running.begin(), running.end());
   MutexLock lock(mu_);
   NodeState* n = Find(node);
   if (n == nullptr || n->incarnation != incarnation) return freed;  // overtaken: the newer registration adopts

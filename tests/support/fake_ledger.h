@@ -39,6 +39,7 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
   std::function<void()> on_withdraw;               // runs inside NodeWithdrawn, to stage races
   std::function<void()> after_withdraw;            // runs once NodeWithdrawn recorded it, unlocked
   std::function<void()> on_list;                   // runs inside ListLeases, after its read
+  std::function<int64_t()> on_resolve;             // what ResolveQuarantineFor frees (it counts); none: 0
   int quiescence_calls = 0;
 
   // ---- Registrar ----
@@ -82,9 +83,13 @@ class FakeLedger : public ports::Registrar, public ports::LeaseStore, public por
   }
   Result<int64_t> ResolveQuarantineFor(const std::string& node, const std::vector<std::string>& running,
                                        int64_t) override {
-    std::lock_guard l(mu);
-    resolved.emplace_back(node, running);
-    return 0;
+    std::function<int64_t()> hook;
+    {
+      std::lock_guard l(mu);
+      resolved.emplace_back(node, running);
+      hook = on_resolve;
+    }
+    return hook ? hook() : 0;
   }
   Result<bool> SettleCompletionOnTerminalLease(const std::string& lease, int64_t, ports::Phase) override {
     std::lock_guard l(mu);

@@ -152,6 +152,7 @@ TEST_F(OwnershipTest, R25_OwnershipRecordsAreBounded) {
 
 // R29: inventory reconciliation on its own cadence, fenced to the current process.
 TEST_F(OwnershipTest, R29_ReconcileInventoryFreesAndAdopts) {
+  ledger_.Place("n1", "l0", 2);  // running; quarantined below, and not named: the ledger is asked to free it
   ledger_.Place("n1", "l1", 3, ports::Phase::kQuarantine);  // adopted because it names it
   ledger_.Place("n2", "l2", 4);                              // another node's: a claim cannot reach it
   ledger_.Place("n1", "l3", 5, ports::Phase::kAssigned);     // escrowed for n1, never bound: nor this
@@ -160,8 +161,19 @@ TEST_F(OwnershipTest, R29_ReconcileInventoryFreesAndAdopts) {
     ledger_.leases.back().node.clear();
   }
   Reg("n1", "i1");
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("l0", "n1", "i1"));  // launched: adopted at registration
+  {
+    std::lock_guard l(ledger_.mu);
+    ledger_.leases.front().phase = ports::Phase::kQuarantine;  // its lease expired meanwhile
+  }
+  ledger_.on_resolve = [&] {
+    ledger_.End("l0");
+    return int64_t{1};
+  };
   auto freed = plane_->ReconcileInventory("n1", "i1", {"l1", "l2", "l3"});
   ASSERT_TRUE(freed.ok());
+  EXPECT_EQ(*freed, 1);
+  EXPECT_FALSE(plane_->OwnerOfLease("l0").has_value());  // freed, so forgotten
   EXPECT_TRUE(PlaneTestPeer(*plane_).Reconciled("n1"));
   EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("l1", "n1", "i1"));
   EXPECT_FALSE(plane_->OwnerOfLease("l2").has_value());
@@ -171,6 +183,22 @@ TEST_F(OwnershipTest, R29_ReconcileInventoryFreesAndAdopts) {
   std::lock_guard l(ledger_.mu);
   ASSERT_EQ(ledger_.resolved.size(), 1u);
   EXPECT_EQ(ledger_.resolved[0].first, "n1");
+}
+
+// R29 at its cadence: every node reconciles about once a lease TTL, and a
+// node with no quarantined lease missing from its inventory has nothing the
+// ledger could free, so the ledger is not asked (the write it would be, or a
+// read more, for each of a large fleet's reconciles).
+TEST_F(OwnershipTest, R29_AReconcileWithNothingQuarantinedAbsentAsksTheLedgerToFreeNothing) {
+  ledger_.Place("n1", "busy", 3);
+  ledger_.Place("n1", "named", 4, ports::Phase::kQuarantine);
+  Reg("n1", "i1");
+  ASSERT_TRUE(plane_->ReconcileInventory("n1", "i1", {"named"}).ok());
+  ASSERT_TRUE(plane_->ReconcileInventory("n1", "i1", {"busy", "named"}).ok());
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Reconciled("n1"));
+  EXPECT_TRUE(PlaneTestPeer(*plane_).Owns("named", "n1", "i1"));
+  std::lock_guard l(ledger_.mu);
+  EXPECT_TRUE(ledger_.resolved.empty());
 }
 
 // R27, R41: after a restart the plane has no record of a request, but the
