@@ -236,12 +236,7 @@ TEST_F(PostgresLedgerTest, ALedgerInARenamedSchemaStillCountsWhatOpenLeasesHold)
   }
   const std::string old_name = schema_;
   schema_ = old_name.substr(0, 55) + "_renamed";
-  PGconn* c = PQconnectdb(dsn_.c_str());
-  ASSERT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
-  PGresult* r = PQexec(c, ("ALTER SCHEMA " + old_name + " RENAME TO " + schema_).c_str());
-  EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(c);
-  PQclear(r);
-  PQfinish(c);
+  Sql("ALTER SCHEMA " + old_name + " RENAME TO " + schema_);
   auto l = Open();
   ASSERT_NE(l, nullptr);
   const int64_t before = Scalar("SELECT charges FROM " + schema_ + ".fleet WHERE id = 1");
