@@ -372,6 +372,7 @@ std::shared_ptr<PollTicket> Plane::PollAsync(const std::string& node, const std:
   ticket->incarnation = incarnation;
   ticket->callback = std::move(callback);
   Completions done;
+  bool earliest = false;  // the poll timer sleeps until the earliest deadline
   {
     MutexLock lock(mu_);
     NodeState* n = Find(node);
@@ -391,11 +392,14 @@ std::shared_ptr<PollTicket> Plane::PollAsync(const std::string& node, const std:
       } else {
         ticket->deadline = clock_->Now() + poll_window_ns_;
         n->waiters.push_back(ticket);
-        poll_deadlines_.emplace(ticket->deadline, ticket);
+        const auto at = poll_deadlines_.emplace(ticket->deadline, ticket);
+        earliest = at == poll_deadlines_.begin();
       }
     }
   }
-  timer_cv_.notify_all();
+  // Waking the timer for a deadline behind others would cost every parked
+  // poll a futex call and two context switches for nothing.
+  if (earliest) timer_cv_.notify_all();
   Fire(done);
   return ticket;
 }

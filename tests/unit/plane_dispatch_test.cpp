@@ -20,6 +20,75 @@ TEST_F(DispatchTest, R28_AQuietPollEndsWithNothingToDo) {
   EXPECT_EQ(PlaneTestPeer(*plane_).Waiters("n1"), 0u);
 }
 
+// A clock that wakes a waiter only when its deadline comes, where FakeClock
+// re-checks every millisecond: what it does not wake, only the plane's own
+// notification can.
+class DeadlineOnlyClock : public Clock {
+ public:
+  explicit DeadlineOnlyClock(int64_t start) : now_(start) {}
+  int64_t Now() const override { return now_.load(); }
+  void WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, int64_t deadline,
+                 const std::function<bool()>& done) const override {
+    {
+      std::lock_guard g(mu_);
+      waiter_ = {lock.mutex(), &cv, deadline};
+      ++waits_;
+    }
+    cv.wait(lock, [&] { return done() || Now() >= deadline; });
+  }
+  void Advance(int64_t ns) {
+    now_ += ns;
+    Waiter w;
+    {
+      std::lock_guard g(mu_);
+      w = waiter_;
+    }
+    if (w.cv == nullptr || now_.load() < w.deadline) return;
+    { std::lock_guard g(*w.mutex); }  // the waiter is waiting, or has yet to look at the time
+    w.cv->notify_all();
+  }
+  int64_t waits() const {
+    std::lock_guard g(mu_);
+    return waits_;
+  }
+
+ private:
+  struct Waiter {
+    std::mutex* mutex = nullptr;
+    std::condition_variable* cv = nullptr;
+    int64_t deadline = 0;
+  };
+  std::atomic<int64_t> now_;
+  mutable std::mutex mu_;
+  mutable Waiter waiter_;
+  mutable int64_t waits_ = 0;
+};
+
+// The poll timer sleeps until the earliest deadline; a poll parked on a
+// quiet plane, whose deadline comes before that, wakes it (and one parked
+// behind others does not, which only the benchmark's context switches show).
+TEST_F(DispatchTest, R28_APollWhoseDeadlineComesFirstWakesThePollTimer) {
+  DeadlineOnlyClock clock(clock_.Now());
+  PlaneOptions o = Options();
+  o.clock = &clock;
+  o.poll_window_ns = kS / 2;  // before the timer's one-second sleep on an empty plane
+  std::promise<Result<std::optional<Command>>> answered;
+  plane_ = std::make_unique<Plane>(o);
+  struct Reset {
+    std::unique_ptr<Plane>& plane;
+    ~Reset() { plane.reset(); }  // before the clock it uses and the promise it may answer
+  } reset{plane_};
+  while (clock.waits() == 0) std::this_thread::yield();  // the timer is asleep
+  Reg("n1");
+  plane_->PollAsync("n1", "i1", [&](Result<std::optional<Command>> r) { answered.set_value(std::move(r)); });
+  clock.Advance(kS / 2);
+  auto f = answered.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "the poll timer slept through";
+  auto r = f.get();
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->has_value());
+}
+
 TEST_F(DispatchTest, AParkedPollIsHandedTheNextCommand) {
   Reg("n1");
   std::promise<Result<std::optional<Command>>> answered;
