@@ -44,6 +44,10 @@ struct WireConfig {
   Nanos poll_window = 50s;
   Nanos command_timeout = 10min;
   Nanos header_timeout = 10s;
+  // How long an answered connection may wait for its next request: above a
+  // third of the default lease TTL, so that a node running jobs keeps the
+  // connection it heartbeats on.
+  Nanos idle_timeout = 45s;
   Nanos inventory_interval = 30s;  // between barrier rounds asking the fleet what it runs
   uint32_t max_connections = 20000;
   // Threads that run the listener (TLS, HTTP, the routes that do not block);

@@ -78,6 +78,7 @@ class SchemaReader {
     r.Duration("poll_window", w.poll_window);
     r.Duration("command_timeout", w.command_timeout);
     r.Duration("header_timeout", w.header_timeout);
+    r.Duration("idle_timeout", w.idle_timeout);
     r.Duration("inventory_interval", w.inventory_interval);
     r.UInt32("max_connections", w.max_connections, 1, 1'000'000);
     r.UInt32("io_threads", w.io_threads, 0, 64);

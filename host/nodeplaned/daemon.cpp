@@ -43,7 +43,8 @@ Status PrepareStateDir(const std::string& dir) {
 Status Because(const std::string& what, const Status& s) { return Status(s.code(), what + ": " + s.message()); }
 
 // A listener on `listen` (an address the config loader validated), with the
-// header timeout every listener shares with the wire.
+// header timeout every listener shares with the wire; an answered
+// connection may idle as long (the wire's own may idle longer).
 wire::ListenerOptions Listener(std::string name, const std::string& listen, uint32_t max_connections,
                                Nanos header_timeout) {
   auto at = config::ParseListenAddress(listen);
@@ -53,6 +54,7 @@ wire::ListenerOptions Listener(std::string name, const std::string& listen, uint
   o.port = at->port;
   o.max_connections = max_connections;
   o.header_timeout = header_timeout;
+  o.idle_timeout = header_timeout;
   return o;
 }
 
@@ -240,6 +242,7 @@ Status Daemon::Activate(std::optional<wire::ActiveReplica> leading) {
 Status Daemon::StartWire() {
   wire::ListenerOptions opts =
       Listener("wire", cfg_.wire.listen, cfg_.wire.max_connections, cfg_.wire.header_timeout);
+  opts.idle_timeout = cfg_.wire.idle_timeout;
   opts.threads = cfg_.wire.io_threads != 0 ? cfg_.wire.io_threads : std::max(1u, std::thread::hardware_concurrency());
   if (tls_) opts.tls = tls_->tls;
   wire_ = std::make_unique<wire::HttpServer>(opts, *wire_front_, log_);

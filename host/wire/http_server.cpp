@@ -57,6 +57,13 @@
 //     firing before it, waits again for the rest; only a deadline earlier
 //     than the pending wait re-arms it. A busy keep-alive connection touches
 //     its timer once per header timeout, not four times a request.
+// (10) Idle is not slow. Between an answer and the first byte of the next
+//     request a connection waits under the idle timeout; from that byte
+//     (the watch's, 5) the head has the header timeout, as on a new
+//     connection. A node running jobs heartbeats every third of a lease
+//     TTL on a connection of its own, idle in between: cut at the header
+//     timeout, each heartbeat was a new connection and, over TLS, a full
+//     handshake at both ends.
 #include "wire/http_server.h"
 
 #include <atomic>
@@ -425,9 +432,10 @@ class Connection : public ConnectionBase {
       }
       if (!self->keep_alive_) return self->Shutdown();
       if (self->watching_) {
-        // The watch's read is the start of the next request's head (5).
+        // The watch's read is the start of the next request's head (5):
+        // until its first byte the connection is idle, not slow (10).
         self->resume_ = true;
-        self->Deadline(self->server_.opts.header_timeout);
+        self->Deadline(self->server_.opts.idle_timeout);
         return;
       }
       self->ReadHeader();

@@ -4,10 +4,12 @@
 // Boost.Beast and Asio stay inside http_server.cpp: nothing that includes
 // this header pulls them in.
 //
-// Timeouts: the request head must arrive within `header_timeout`, and the
-// body within the same again; once a request is whole, nothing times the
-// connection out while the handler holds it, because a long poll is a request
-// that is answered late on purpose. While the handler holds it the listener
+// Timeouts: the request head must arrive within `header_timeout` of its
+// first byte (of the connection, on a new one), and the body within the same
+// again; once a request is whole, nothing times the connection out while the
+// handler holds it, because a long poll is a request that is answered late
+// on purpose. An answered connection waits `idle_timeout` for the next
+// request to begin. While the handler holds it the listener
 // still watches the connection, so a client that goes away is noticed
 // (ClientWatch) instead of being answered into the void.
 //
@@ -107,6 +109,7 @@ struct ListenerOptions {
   uint16_t port = 0;  // 0: the kernel chooses; see HttpServer::port()
   uint32_t max_connections = 1024;
   Nanos header_timeout = std::chrono::seconds(10);
+  Nanos idle_timeout = std::chrono::seconds(10);  // from an answer to the next request's first byte
   size_t body_limit = 1 << 20;
   unsigned threads = 1;
   std::optional<TlsOptions> tls;  // absent: plain HTTP

@@ -52,10 +52,7 @@ level = "error"
 listen = "127.0.0.1:0"
 poll_window = "1s"
 command_timeout = "30s"
-header_timeout = "2s"
-[leases]
-ttl = "3s"
-reap_interval = "1s"
+)" + Timing() + R"(reap_interval = "1s"
 [tiers.job]
 vcpu = 1
 memory = "256MiB"
@@ -88,6 +85,8 @@ provides = ["ledger"]
     run_ = std::async(std::launch::async, [this] { return agent_->Run(stop_.get_token()); });
     ASSERT_TRUE(Eventually([&] { return daemon_->plane().Nodes() == std::vector<std::string>{"n1"}; }));
   }
+  // The rest of [wire] and the lease TTL, which a fixture may set otherwise.
+  virtual std::string Timing() const { return "header_timeout = \"2s\"\n[leases]\nttl = \"3s\"\n"; }
   void TearDown() override {
     std::ofstream(dir_ + "/finish") << "";  // any job still running ends
     stop_.request_stop();
@@ -215,6 +214,26 @@ TEST_F(NodeAgentTest, AnIdleNodeReconcilesOnItsPollConnection) {
   const std::string reconciled = "nodeplane_wire_request_seconds_count{route=\"reconcile\",status=\"200\"}";
   ASSERT_TRUE(Eventually([&] { return Sample(reconciled) >= 3; }, 30)) << daemon_->Metrics();
   EXPECT_EQ(Sample("nodeplane_connections_accepted_total{listener=\"wire\"}"), 1) << daemon_->Metrics();
+}
+
+// Issue 21: a node running a job heartbeats every TTL/3 (here 2 s) on its
+// second connection. Between beats that connection is idle, not slow, so
+// it is kept for the idle timeout (5 s) rather than closed after the header
+// timeout (1 s), which made every heartbeat a new connection and, over
+// TLS, a full handshake at both ends.
+class BusyNodeAgentTest : public NodeAgentTest {
+ protected:
+  std::string Timing() const override {
+    return "header_timeout = \"1s\"\nidle_timeout = \"5s\"\n[leases]\nttl = \"6s\"\n";
+  }
+};
+
+TEST_F(BusyNodeAgentTest, ANodeRunningAJobHeartbeatsOnOneConnection) {
+  LaunchBusy(5);
+  const std::string beat = "nodeplane_wire_request_seconds_count{route=\"lease_heartbeat\",status=\"204\"}";
+  ASSERT_TRUE(Eventually([&] { return Sample(beat) >= 3; }, 30)) << daemon_->Metrics();
+  // The poll's connection and the heartbeats'.
+  EXPECT_EQ(Sample("nodeplane_connections_accepted_total{listener=\"wire\"}"), 2) << daemon_->Metrics();
 }
 
 // Issue 17 #12 (R01): a refusal is permanent whatever its status. A control

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "descriptor_limit.h"
@@ -154,14 +155,15 @@ TEST(HttpServer, NoTimeoutCutsAParkedRequest) {
 }
 
 // After an answer (written under the 60 s write deadline) a kept-alive
-// connection waits for its next head under the header timeout again: the
+// connection waits for its next request under the idle timeout: the
 // shorter deadline replaces the longer one, and an idle client is closed at
 // it, not at the write's.
-TEST(HttpServer, AnAnsweredConnectionIdlesOnlyForTheHeaderTimeout) {
+TEST(HttpServer, AnAnsweredConnectionIdlesOnlyForTheIdleTimeout) {
   Logger log(LogLevel::kError);
   ParkingHandler handler;
   ListenerOptions o = Loopback();
   o.header_timeout = std::chrono::milliseconds(50);
+  o.idle_timeout = std::chrono::milliseconds(50);
   HttpServer server(o, handler, log);
   ASSERT_TRUE(server.Start().ok());
   RawConnection c(server.port());
@@ -179,6 +181,52 @@ TEST(HttpServer, AnAnsweredConnectionIdlesOnlyForTheHeaderTimeout) {
   // Half the write deadline: far above the 50 ms timeout, far below 60 s.
   EXPECT_LT(std::chrono::steady_clock::now() - answered, std::chrono::seconds(30));
   WaitForOpenConnections(server, 0);
+}
+
+// Answers every request at once.
+class AnsweringHandler : public HttpHandler {
+ public:
+  void Handle(HttpRequest, Responder respond) override { respond(HttpResponse{204, "", ""}); }
+};
+
+constexpr std::string_view kKeptAliveRequest = "GET /x HTTP/1.1\r\nHost: x\r\n\r\n";
+
+// A listener whose connections may idle far longer than a head may take
+// (10), and a connection to it whose first request was answered.
+class IdleConnectionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ListenerOptions o = Loopback();
+    o.header_timeout = std::chrono::milliseconds(100);
+    o.idle_timeout = std::chrono::seconds(30);
+    server_.emplace(o, handler_, log_);
+    ASSERT_TRUE(server_->Start().ok());
+    c_.emplace(server_->port());
+    ASSERT_TRUE(c_->Send(kKeptAliveRequest));
+    ASSERT_NE(c_->ReadResponse().find("HTTP/1.1 204"), std::string::npos);
+  }
+
+  Logger log_{LogLevel::kError};
+  AnsweringHandler handler_;
+  std::optional<HttpServer> server_;
+  std::optional<RawConnection> c_;
+};
+
+// (10) Idle is not slow: an answered connection outlives the header timeout
+// while it waits for its next request, up to the idle timeout.
+TEST_F(IdleConnectionTest, AnAnsweredConnectionWaitsForItsNextRequestPastTheHeaderTimeout) {
+  AwaitHeaderTimeout(server_->port());  // began after the answer, so ended after its header timeout
+  ASSERT_TRUE(c_->Send(kKeptAliveRequest));
+  EXPECT_NE(c_->ReadResponse().find("HTTP/1.1 204"), std::string::npos) << "the idle connection was closed";
+}
+
+// (10) Once the next request has begun, its head has the header timeout, not
+// what is left of the idle timeout.
+TEST_F(IdleConnectionTest, ANextRequestBegunOnAnIdleConnectionHasTheHeaderTimeout) {
+  ASSERT_TRUE(c_->Send("GET /x HTTP/1.1\r\n"));  // never finishes the head
+  bool closed = false;
+  c_->ReadUntilClose(&closed);  // gives up after 10 s, well before the idle timeout
+  EXPECT_TRUE(closed) << "a half-sent head held an idle connection";
 }
 
 // A head completed halfway to its deadline gives the body a deadline of its
