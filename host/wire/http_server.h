@@ -4,14 +4,14 @@
 // Boost.Beast and Asio stay inside http_server.cpp: nothing that includes
 // this header pulls them in.
 //
-// Timeouts: the request head must arrive within `header_timeout` of its
-// first byte (of the connection, on a new one), and the body within the same
-// again; once a request is whole, nothing times the connection out while the
-// handler holds it, because a long poll is a request that is answered late
-// on purpose. An answered connection waits `idle_timeout` for the next
-// request to begin. While the handler holds it the listener
-// still watches the connection, so a client that goes away is noticed
-// (ClientWatch) instead of being answered into the void.
+// Timeouts: a request head must arrive within `header_timeout` (of the
+// handshake on a new connection, of its own first byte on a kept-alive one),
+// and the body within the same again; once a request is whole, nothing times
+// the connection out while the handler holds it, because a long poll is a
+// request that is answered late on purpose. While the handler holds it the
+// listener still watches the connection, so a client that goes away is
+// noticed (ClientWatch) instead of being answered into the void. An answered
+// connection waits `idle_timeout` for its next request to begin.
 //
 // Threading: the server runs its own I/O threads. Handle() is called on one
 // of them and must not block; it answers through the Responder, exactly

@@ -86,7 +86,9 @@ provides = ["ledger"]
     ASSERT_TRUE(Eventually([&] { return daemon_->plane().Nodes() == std::vector<std::string>{"n1"}; }));
   }
   // The rest of [wire] and the lease TTL, which a fixture may set otherwise.
-  virtual std::string Timing() const { return "header_timeout = \"2s\"\n[leases]\nttl = \"3s\"\n"; }
+  virtual std::string Timing() const {
+    return "header_timeout = \"2s\"\nidle_timeout = \"2s\"\n[leases]\nttl = \"3s\"\n";
+  }
   void TearDown() override {
     std::ofstream(dir_ + "/finish") << "";  // any job still running ends
     stop_.request_stop();
@@ -207,7 +209,7 @@ TEST_F(NodeAgentTest, R37_ALaunchForARequestAdvancesTheNodesFenceOnce) {
 
 // Issue 21: an idle node holds one connection. Its periodic reconcile rides
 // the poll connection, which is never idle, instead of the maintenance
-// client's, which the control plane closes after its header timeout (here
+// client's, which the control plane closes after its idle timeout (here
 // 2 s, under the 3 s between reconciles), so that every reconcile was a
 // new connection and, over TLS, a full handshake at both ends.
 TEST_F(NodeAgentTest, AnIdleNodeReconcilesOnItsPollConnection) {
