@@ -44,9 +44,10 @@ struct WireConfig {
   Nanos poll_window = 50s;
   Nanos command_timeout = 10min;
   Nanos header_timeout = 10s;
-  // How long an answered connection may wait for its next request: above a
-  // third of the default lease TTL, so that a node running jobs keeps the
-  // connection it heartbeats on.
+  // How long an answered connection may wait for its next request. Unset,
+  // 45 s or a third of the lease TTL plus 15 s, whichever is longer: above
+  // the heartbeat interval, so a node running jobs keeps the connection it
+  // heartbeats on.
   Nanos idle_timeout = 45s;
   Nanos inventory_interval = 30s;  // between barrier rounds asking the fleet what it runs
   uint32_t max_connections = 20000;

@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <pwd.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace nodeplane::config {
@@ -53,6 +54,9 @@ class SchemaReader {
     ForEachNamed(r, "tiers", diag_, [&](const std::string& n, TableReader& t) { ReadTier(n, t); });
     r.Finish();
     src_.root = r.where();
+    // Unset, the idle timeout outlasts the heartbeat interval (TTL/3) by a
+    // margin, so a node running jobs keeps the connection it beats on.
+    if (!idle_timeout_set_) cfg_.wire.idle_timeout = std::max(cfg_.wire.idle_timeout, cfg_.leases.ttl / 3 + std::chrono::seconds(15));
   }
 
  private:
@@ -78,6 +82,7 @@ class SchemaReader {
     r.Duration("poll_window", w.poll_window);
     r.Duration("command_timeout", w.command_timeout);
     r.Duration("header_timeout", w.header_timeout);
+    idle_timeout_set_ = t.contains("idle_timeout");
     r.Duration("idle_timeout", w.idle_timeout);
     r.Duration("inventory_interval", w.inventory_interval);
     r.UInt32("max_connections", w.max_connections, 1, 1'000'000);
@@ -351,6 +356,7 @@ class SchemaReader {
   Diagnostics& diag_;
   Config& cfg_;
   ConfigSources& src_;
+  bool idle_timeout_set_ = false;  // [wire] idle_timeout was written
 };
 
 }  // namespace

@@ -63,6 +63,16 @@ TEST(ConfigLoader, AcceptsTheSmallestConfigWithDefaults) {
   EXPECT_EQ(c.LedgerPlugin().config_json, "{}");
 }
 
+// A node running jobs heartbeats every third of the lease TTL on a
+// connection of its own; the idle timeout left unset outlasts that interval,
+// so a longer TTL does not turn every heartbeat into a new connection.
+TEST(ConfigLoader, TheIdleTimeoutLeftUnsetOutlastsTheHeartbeatInterval) {
+  EXPECT_EQ(MustLoad(kBase).wire.idle_timeout, std::chrono::seconds(45));
+  EXPECT_EQ(MustLoad(std::string(kBase) + "[leases]\nttl = \"5m\"\n").wire.idle_timeout, std::chrono::seconds(115));
+  EXPECT_EQ(MustLoad(std::string(kBase) + "[wire]\nidle_timeout = \"20s\"\n[leases]\nttl = \"5m\"\n").wire.idle_timeout,
+            std::chrono::seconds(20));  // as the operator wrote it
+}
+
 TEST(ConfigLoader, AcceptsAFullConfig) {
   Config c = MustLoad(std::string(kBase) +
                       "[plugins.ledger.config]\n"
