@@ -41,22 +41,28 @@ class CallPool {
 
   template <typename F>
   std::invoke_result_t<F> Run(F&& fn) {
-    const auto start = std::chrono::steady_clock::now();
+    Timed timed{latency_, std::chrono::steady_clock::now()};
+    // On the caller's thread the job is simply called: a future publishes
+    // its result through std::call_once, which costs a futex call each time
+    // (glibc wakes waiters it does not count), on every plugin call.
+    if (threads_.empty()) return std::forward<F>(fn)();
     std::packaged_task<std::invoke_result_t<F>()> task(std::forward<F>(fn));
     auto result = task.get_future();
-    if (threads_.empty()) {
-      task();
-    } else {
-      Submit([&task] { task(); });
-      result.wait();
-    }
-    latency_.Observe(std::chrono::steady_clock::now() - start);
+    Submit([&task] { task(); });
+    result.wait();
     return result.get();
   }
 
   const Histogram& latency() const { return latency_; }
 
  private:
+  // Observes the time from its making to its end (a job that throws too).
+  struct Timed {
+    Histogram& latency;
+    std::chrono::steady_clock::time_point start;
+    ~Timed() { latency.Observe(std::chrono::steady_clock::now() - start); }
+  };
+
   void Submit(std::function<void()> job);
   void Work();
 

@@ -115,8 +115,12 @@ extern "C" NP_EXPORT np_code np_plugin_entry(np_negotiation* n, np_error* err) {
   // whole fleet, several API calls per node. Multi-thread mode drops it. It
   // is process-wide and can only be chosen before SQLite initialises; if
   // something in the process got there first, SQLite stays serialized, which
-  // is as correct and a little slower.
-  static const int threading = sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
-  (void)threading;
+  // is as correct and a little slower. Memory statistics go too: nothing
+  // reads them, and they take one process-wide mutex on every allocation,
+  // which sessions on different threads then queue for (a registration storm
+  // made a futex call of it every few allocations).
+  static const int configured =
+      sqlite3_config(SQLITE_CONFIG_MULTITHREAD) | sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)configured;
   return nodeplane::plugins::ChooseAbi(n, err, nodeplane::ledger::kPlugin);
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <thread>
 
 namespace nodeplane {
@@ -27,6 +28,15 @@ TEST(CallPool, APoolOfNoThreadsRunsEveryJobOnTheCaller) {
   std::thread::id posted_on;
   pool.Post([&] { posted_on = std::this_thread::get_id(); });
   EXPECT_EQ(posted_on, std::this_thread::get_id());  // ran before Post returned
+}
+
+TEST(CallPool, AJobThatThrowsIsTimedAndItsExceptionReachesItsCaller) {
+  for (unsigned threads : {0u, 1u}) {
+    CallPool pool(threads);
+    const auto before = pool.latency().Take();
+    EXPECT_THROW(pool.Run([]() -> int { throw std::runtime_error("refused"); }), std::runtime_error) << threads;
+    EXPECT_EQ(pool.latency().Take().count, before.count + 1) << threads;
+  }
 }
 
 TEST(CallPool, DestructionRunsWhatWasQueued) {
