@@ -56,7 +56,9 @@ class SchemaReader {
     src_.root = r.where();
     // Unset, the idle timeout outlasts the heartbeat interval (TTL/3) by a
     // margin, so a node running jobs keeps the connection it beats on.
-    if (!idle_timeout_set_) cfg_.wire.idle_timeout = std::max(cfg_.wire.idle_timeout, cfg_.leases.ttl / 3 + std::chrono::seconds(15));
+    if (!idle_timeout_set_) {
+      cfg_.wire.idle_timeout = std::max(cfg_.wire.idle_timeout, cfg_.leases.ttl / 3 + std::chrono::seconds(15));
+    }
   }
 
  private:
