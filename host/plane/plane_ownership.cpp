@@ -223,9 +223,10 @@ Result<int64_t> Plane::ReconcileInventory(const std::string& node, const std::st
     auto r = opts_.registrar->ResolveQuarantineFor(node, running, epoch);
     if (!r.ok()) return r.status();
     freed = *r;
-    // Read again after the quarantine was resolved, so what it freed is forgotten now.
-    if (freed > 0) open = LeasesOn(node);
-    if (!open.ok()) return open.status();
+    if (freed > 0) {  // read again, so what it freed is forgotten now
+      open = LeasesOn(node);
+      if (!open.ok()) return open.status();
+    }
   }
   MutexLock lock(mu_);
   NodeState* n = Find(node);
