@@ -18,17 +18,13 @@
 #include <string>
 #include <thread>
 
+#include "common/units.h"
 #include "pki/authority.h"
 #include "wire/http_client.h"
 #include "wire/http_server.h"
 
 namespace nodeplane::wire {
 namespace {
-
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct SslCtxFree {
   void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
@@ -71,11 +67,11 @@ sockaddr_in Loopback(uint16_t port) {
 class TlsChainTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto ca = pki::Authority::Create("acme", Now());
+    auto ca = pki::Authority::Create("acme", WallNowNs());
     ASSERT_TRUE(ca.ok());
     ca_ = std::make_unique<pki::Authority>(*ca);
-    auto server = ca_->IssueServer({"127.0.0.1"}, Now());
-    auto node = ca_->IssueNode("n1", Now());
+    auto server = ca_->IssueServer({"127.0.0.1"}, WallNowNs());
+    auto node = ca_->IssueNode("n1", WallNowNs());
     ASSERT_TRUE(server.ok() && node.ok());
     server_cert_ = server->first;
     server_key_ = server->second.private_pem;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/units.h"
 #include "pki/authority.h"
 #include "plane/plane.h"
 #include "wire/http_server.h"
@@ -19,11 +20,6 @@
 
 namespace nodeplane::wire {
 namespace {
-
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Answers with the identity the handshake established.
 class WhoAmI : public HttpHandler {
@@ -39,19 +35,19 @@ class TlsListenerTest : public ::testing::Test {
     std::string tmpl = ::testing::TempDir() + "/np-tls-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
-    auto ca = pki::Authority::Create("acme", Now());
+    auto ca = pki::Authority::Create("acme", WallNowNs());
     ASSERT_TRUE(ca.ok());
     ca_ = std::make_unique<pki::Authority>(*ca);
-    auto server = ca_->IssueServer({"127.0.0.1"}, Now());
+    auto server = ca_->IssueServer({"127.0.0.1"}, WallNowNs());
     ASSERT_TRUE(server.ok());
     server_cert_ = server->first;
     server_key_ = server->second.private_pem;
     Write("ca.pem", ca_->cert_pem());
-    auto node = ca_->IssueNode("n1", Now());
+    auto node = ca_->IssueNode("n1", WallNowNs());
     Write("n1.pem", node->first);
     Write("n1.key", node->second.private_pem);
-    auto other = pki::Authority::Create("acme", Now());
-    auto stranger = other->IssueNode("n1", Now());
+    auto other = pki::Authority::Create("acme", WallNowNs());
+    auto stranger = other->IssueNode("n1", WallNowNs());
     Write("stranger.pem", stranger->first);
     Write("stranger.key", stranger->second.private_pem);
   }

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/units.h"
 #include "pki/authority.h"
 #include "raw_http.h"
 #include "wire/http_server.h"
@@ -26,11 +27,6 @@ namespace nodeplane::wire {
 namespace {
 
 using namespace std::chrono_literals;
-
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // A blocking TLS 1.3 client on one loopback connection.
 class TlsClient {
@@ -152,12 +148,12 @@ class TestHandler : public HttpHandler {
 class TlsSocketStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto ca = pki::Authority::Create("acme", Now());
+    auto ca = pki::Authority::Create("acme", WallNowNs());
     ASSERT_TRUE(ca.ok());
     ca_ = std::make_unique<pki::Authority>(*ca);
-    auto server = ca_->IssueServer({"127.0.0.1"}, Now());
+    auto server = ca_->IssueServer({"127.0.0.1"}, WallNowNs());
     ASSERT_TRUE(server.ok());
-    auto node = ca_->IssueNode("n1", Now());
+    auto node = ca_->IssueNode("n1", WallNowNs());
     ASSERT_TRUE(node.ok());
     node_cert_ = node->first;
     node_key_ = node->second.private_pem;
