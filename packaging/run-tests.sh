@@ -1,11 +1,13 @@
 #!/bin/bash
-# README command two: set up, build, and run every test. In CI (CI=true) the
-# build uses -Werror; the unit, conformance and jit-github tests also run
-# under AddressSanitizer with UndefinedBehaviorSanitizer, and under
-# ThreadSanitizer; the Plane is built by clang with -Wthread-safety as
-# errors (NODEPLANE_THREAD_SAFETY); the wire's fuzz target runs for a bounded time
-# (NODEPLANE_FUZZ_SECONDS, default 60); and the Debian packages are built and
-# checked (packaging/package-test.sh).
+# README command two: set up, build, and run every test. With
+# NODEPLANE_SANITIZERS=1 (as .ci/run sets) or CI=true, the unit, conformance
+# and jit-github tests also run under AddressSanitizer with
+# UndefinedBehaviorSanitizer, and under ThreadSanitizer, each in a unity
+# build without the benchmarks (a third of the compile time). CI=true also
+# builds with -Werror; builds the Plane by clang with -Wthread-safety as
+# errors (NODEPLANE_THREAD_SAFETY); runs the wire's fuzz target for a bounded
+# time (NODEPLANE_FUZZ_SECONDS, default 60); and builds and checks the Debian
+# packages (packaging/package-test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup-deps.sh
@@ -23,10 +25,14 @@ bash packaging/build.sh build -DNODEPLANE_TESTS=ON
 (cd build && ctest -j2 --output-on-failure)
 
 if [ "${CI:-}" = true ] || [ "${NODEPLANE_SANITIZERS:-}" = 1 ]; then
-  bash packaging/build.sh build-asan -DNODEPLANE_ASAN=ON -DNODEPLANE_UBSAN=ON -DCMAKE_BUILD_TYPE=Debug
+  sanitized=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON -DNODEPLANE_BENCHES=OFF)
+  bash packaging/build.sh build-asan -DNODEPLANE_ASAN=ON -DNODEPLANE_UBSAN=ON "${sanitized[@]}"
   (cd build-asan && ctest -j2 -L 'unit|conformance|github' --output-on-failure)
-  bash packaging/build.sh build-tsan -DNODEPLANE_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
+  bash packaging/build.sh build-tsan -DNODEPLANE_TSAN=ON "${sanitized[@]}"
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j2 -L 'unit|conformance|github' --output-on-failure)
+fi
+
+if [ "${CI:-}" = true ]; then
   # The Plane's lock discipline, checked by clang (-Wthread-safety as errors).
   CC=clang CXX=clang++ BUILD_TARGET=nodeplane_plane bash packaging/build.sh build-thread-safety -DNODEPLANE_THREAD_SAFETY=ON \
     -DNODEPLANE_TESTS=OFF -DNODEPLANE_PLUGIN_LEDGER_SQLITE=OFF -DNODEPLANE_PLUGIN_LEDGER_POSTGRES=OFF
