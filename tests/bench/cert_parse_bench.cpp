@@ -17,14 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include "common/units.h"
 #include "pki/authority.h"
 
 namespace {
-
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Parses/s with `threads` threads each parsing `n` copies of `der`, each in
 // its own library context when `own` (made its default, as the listener's
@@ -55,9 +51,9 @@ double Rate(const std::string& der, int threads, int n, bool own) {
 int main(int argc, char** argv) {
   const int max_threads = argc > 1 ? std::atoi(argv[1]) : 2;
   const int n = argc > 2 ? std::atoi(argv[2]) : 20000;
-  auto ca = nodeplane::pki::Authority::Create("bench", Now());
+  auto ca = nodeplane::pki::Authority::Create("bench", nodeplane::WallNowNs());
   if (!ca.ok()) return std::fprintf(stderr, "cert-parse-bench: %s\n", ca.status().ToString().c_str()), 1;
-  auto node = ca->IssueNode("n1", Now());
+  auto node = ca->IssueNode("n1", nodeplane::WallNowNs());
   if (!node.ok()) return std::fprintf(stderr, "cert-parse-bench: %s\n", node.status().ToString().c_str()), 1;
   BIO* bio = BIO_new_mem_buf(node->first.data(), static_cast<int>(node->first.size()));
   X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <filesystem>
 
+#include "common/units.h"
 #include "loader/host_services.h"
 #include "loader/ledger_adapter.h"
 #include "loader/plugin_library.h"
@@ -20,11 +21,6 @@
 
 namespace nodeplane::wire {
 namespace {
-
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string JsonString(const std::string& s) {
   std::string out = "\"";
@@ -48,7 +44,7 @@ class BootstrapWireTest : public ::testing::Test {
     auto ledger = loader::LedgerAdapter::Create(*lib, "ledger", R"({"path": "ledger.db"})", host_->c(), false);
     ASSERT_TRUE(ledger.ok());
     ledger_ = std::move(*ledger);
-    auto ca = pki::Authority::Create("acme", Now());
+    auto ca = pki::Authority::Create("acme", WallNowNs());
     ASSERT_TRUE(ca.ok());
     ca_ = std::make_unique<pki::Authority>(*ca);
     routes_ = std::make_unique<BootstrapWire>(*ca_, *ledger_, log_, 8);
@@ -101,7 +97,7 @@ TEST_F(BootstrapWireTest, TheAuthorityIsServedWithItsFingerprint) {
 // S10: asking grants nothing until an operator compares the fingerprint.
 TEST_F(BootstrapWireTest, S10_S07_AnEnrollmentIsPendingUntilApprovedAndSpendsItsTokenOnce) {
   const std::string token = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  ASSERT_TRUE(ledger_->CreateJoinToken(pki::JoinTokenHash(token), 1, Now() + 3'600'000'000'000, "n1").ok());
+  ASSERT_TRUE(ledger_->CreateJoinToken(pki::JoinTokenHash(token), 1, WallNowNs() + 3'600'000'000'000, "n1").ok());
   auto [s1, b1] = Send("POST", "/v1/enroll", Enroll("n1", " " + token + " "));  // trimmed, case-folded
   ASSERT_EQ(s1, 200) << b1;
   EXPECT_NE(b1.find(R"("state":"pending")"), std::string::npos) << b1;
@@ -113,7 +109,7 @@ TEST_F(BootstrapWireTest, S10_S07_AnEnrollmentIsPendingUntilApprovedAndSpendsIts
   // Another machine cannot use the spent token.
   EXPECT_EQ(Send("POST", "/v1/enroll", Enroll("n2", token)).first, 401);
   // The operator approves by name and fingerprint; the CSR is signed under the approved name.
-  auto cert = ca_->SignNodeCSR(csr_, "n1", Now());
+  auto cert = ca_->SignNodeCSR(csr_, "n1", WallNowNs());
   ASSERT_TRUE(ledger_->DecideEnrollment("n1", fingerprint, ports::EnrollmentState::kApproved, *cert).ok());
   auto [s2, b2] = Send("POST", "/v1/enroll", Enroll("n1", token));
   ASSERT_EQ(s2, 200);
@@ -133,7 +129,7 @@ TEST_F(BootstrapWireTest, BadRequestsAreRefusedWithAReason) {
 
 TEST_F(BootstrapWireTest, ANameClaimedByAnotherKeyIsRefused) {
   const std::string token = "tok-two-uses";
-  ASSERT_TRUE(ledger_->CreateJoinToken(pki::JoinTokenHash(token), 2, Now() + 3'600'000'000'000, "").ok());
+  ASSERT_TRUE(ledger_->CreateJoinToken(pki::JoinTokenHash(token), 2, WallNowNs() + 3'600'000'000'000, "").ok());
   ASSERT_EQ(Send("POST", "/v1/enroll", Enroll("n1", token)).first, 200);
   auto other = pki::GenerateKey();
   csr_ = *pki::MakeCSR(other->private_pem, "n1");
@@ -204,7 +200,7 @@ TEST_F(BootstrapWireTest, EnrollmentsInFlightAreBounded) {
 // wire: an enrollment hidden behind an ambiguous Transfer-Encoding never runs.
 TEST_F(BootstrapWireTest, AnAmbiguouslyFramedRequestIsRefusedAndClosed) {
   const std::string token = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  ASSERT_TRUE(ledger_->CreateJoinToken(pki::JoinTokenHash(token), 1, Now() + 3'600'000'000'000, "n1").ok());
+  ASSERT_TRUE(ledger_->CreateJoinToken(pki::JoinTokenHash(token), 1, WallNowNs() + 3'600'000'000'000, "n1").ok());
   const std::string body = Enroll("n1", token);
   testing::RawConnection c(server_->port());
   ASSERT_TRUE(c.Send("GET /v1/ca HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\nPOST /v1/enroll HTTP/1.1\r\n"

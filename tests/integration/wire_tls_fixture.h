@@ -14,6 +14,7 @@
 #include <regex>
 #include <thread>
 
+#include "common/units.h"
 #include "config/config_loader.h"
 #include "nodeplaned/daemon.h"
 #include "pki/authority.h"
@@ -22,11 +23,6 @@
 #include "wire/http_client.h"
 
 namespace nodeplane {
-
-inline int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 inline void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -135,12 +131,12 @@ deny_owner = "evil"
 
   // A certificate for `node` from the daemon's authority, recorded as issued.
   NodeCert Issue(const std::string& node, bool record = true) {
-    auto issued = daemon_->authority()->IssueNode(node, NowNs());
+    auto issued = daemon_->authority()->IssueNode(node, WallNowNs());
     EXPECT_TRUE(issued.ok());
     auto info = pki::InspectCert(issued->first);
     EXPECT_TRUE(info.ok());
     if (record) {
-      EXPECT_TRUE(daemon_->ledger().RecordIssuedCert({info->serial, node, "issued", info->not_after_ns, NowNs(), false})
+      EXPECT_TRUE(daemon_->ledger().RecordIssuedCert({info->serial, node, "issued", info->not_after_ns, WallNowNs(), false})
                       .ok());
     }
     return NodeCert{issued->first, issued->second.private_pem, info->serial};

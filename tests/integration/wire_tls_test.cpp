@@ -163,8 +163,8 @@ TEST_F(WireTlsTest, R09_RenewalReplacesTheCertificateAndTheOldOneCanThenBeRevoke
 // certificates of either are accepted, and the server's certificate still
 // verifies for a node that knows only the previous CA.
 TEST_F(WireTlsTest, S12_DuringARotationBothAuthoritiesAreTrusted) {
-  auto previous = pki::Authority::Create("acme", NowNs());
-  auto current = pki::Authority::Create("acme", NowNs());
+  auto previous = pki::Authority::Create("acme", WallNowNs());
+  auto current = pki::Authority::Create("acme", WallNowNs());
   ASSERT_TRUE(previous.ok() && current.ok());
   const std::string s = dir_ + "/state";
   WriteFile(s + "/ca.pem", current->cert_pem());
@@ -176,8 +176,8 @@ TEST_F(WireTlsTest, S12_DuringARotationBothAuthoritiesAreTrusted) {
   ASSERT_TRUE(a.rotating());
   EXPECT_EQ(a.trust_bundle_pem(), current->cert_pem() + previous->cert_pem());
 
-  auto from_old = previous->IssueNode("old", NowNs());
-  auto from_new = current->IssueNode("new", NowNs());
+  auto from_old = previous->IssueNode("old", WallNowNs());
+  auto from_new = current->IssueNode("new", WallNowNs());
   ASSERT_TRUE(from_old.ok() && from_new.ok());
   auto c_old = Client({from_old->first, from_old->second.private_pem, ""}, previous->cert_pem());
   EXPECT_EQ(Register(*c_old, "old").status, 200);  // verified the server with the previous CA alone

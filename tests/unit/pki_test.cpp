@@ -1,4 +1,5 @@
 // The deployment CA: issue, sign, inspect, verify, and private files.
+#include "common/units.h"
 #include "pki/authority.h"
 
 #include <gtest/gtest.h>
@@ -13,13 +14,8 @@
 namespace nodeplane::pki {
 namespace {
 
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 TEST(Authority, CreatesACAForTheDeployment) {
-  auto ca = Authority::Create("acme", Now());
+  auto ca = Authority::Create("acme", WallNowNs());
   ASSERT_TRUE(ca.ok()) << ca.status().ToString();
   auto info = InspectCert(ca->cert_pem());
   ASSERT_TRUE(info.ok());
@@ -36,12 +32,12 @@ TEST(Authority, CreatesACAForTheDeployment) {
 }
 
 TEST(Authority, SignsANodeCSRWithTheApprovedNameNotTheRequestedOne) {
-  auto ca = Authority::Create("acme", Now());
+  auto ca = Authority::Create("acme", WallNowNs());
   auto keys = GenerateKey();
   ASSERT_TRUE(keys.ok());
   auto csr = MakeCSR(keys->private_pem, "i-wish-i-were-root");
   ASSERT_TRUE(csr.ok());
-  auto cert = ca->SignNodeCSR(*csr, "node-7", Now());
+  auto cert = ca->SignNodeCSR(*csr, "node-7", WallNowNs());
   ASSERT_TRUE(cert.ok()) << cert.status().ToString();
   auto info = InspectCert(*cert);
   ASSERT_TRUE(info.ok());
@@ -55,8 +51,8 @@ TEST(Authority, SignsANodeCSRWithTheApprovedNameNotTheRequestedOne) {
 
 // An independent check: the openssl command accepts the chain for client use.
 TEST(Authority, TheOpensslCommandVerifiesANodeCertificate) {
-  auto ca = Authority::Create("acme", Now());
-  auto node = ca->IssueNode("node-3", Now());
+  auto ca = Authority::Create("acme", WallNowNs());
+  auto node = ca->IssueNode("node-3", WallNowNs());
   ASSERT_TRUE(node.ok());
   std::string dir = ::testing::TempDir() + "/np-pki-XXXXXX";
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
@@ -67,15 +63,15 @@ TEST(Authority, TheOpensslCommandVerifiesANodeCertificate) {
 }
 
 TEST(Authority, ACertificateFromAnotherCAIsRefused) {
-  auto ours = Authority::Create("acme", Now());
-  auto theirs = Authority::Create("acme", Now());
-  auto foreign = theirs->IssueNode("node-1", Now());
+  auto ours = Authority::Create("acme", WallNowNs());
+  auto theirs = Authority::Create("acme", WallNowNs());
+  auto foreign = theirs->IssueNode("node-1", WallNowNs());
   ASSERT_TRUE(foreign.ok());
   EXPECT_EQ(ours->Verify(foreign->first).code(), Code::kRefused);
 }
 
 TEST(Authority, ALeafNeverOutlivesItsCA) {
-  const int64_t now = Now();
+  const int64_t now = WallNowNs();
   auto ca = Authority::Create("acme", now - kCALifetimeNs + 10LL * 86400 * 1'000'000'000);  // 10 days left
   auto node = ca->IssueNode("n1", now);
   ASSERT_TRUE(node.ok());
@@ -85,17 +81,17 @@ TEST(Authority, ALeafNeverOutlivesItsCA) {
 }
 
 TEST(Authority, IssuesAServerCertificateForItsNames) {
-  auto ca = Authority::Create("acme", Now());
-  auto server = ca->IssueServer({"cp.example.com", "127.0.0.1"}, Now());
+  auto ca = Authority::Create("acme", WallNowNs());
+  auto server = ca->IssueServer({"cp.example.com", "127.0.0.1"}, WallNowNs());
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   EXPECT_TRUE(ca->Verify(server->first).ok());
   EXPECT_EQ(InspectCert(server->first)->common_name, "cp.example.com");
-  EXPECT_FALSE(ca->IssueServer({}, Now()).ok());
+  EXPECT_FALSE(ca->IssueServer({}, WallNowNs()).ok());
 }
 
 TEST(Authority, RefusesACSRNotSignedByItsKey) {
-  auto ca = Authority::Create("acme", Now());
-  EXPECT_EQ(ca->SignNodeCSR("not a csr", "n1", Now()).status().code(), Code::kInvalid);
+  auto ca = Authority::Create("acme", WallNowNs());
+  EXPECT_EQ(ca->SignNodeCSR("not a csr", "n1", WallNowNs()).status().code(), Code::kInvalid);
 }
 
 TEST(Authority, RenewalIsDueInTheLastThirdOfALifetime) {

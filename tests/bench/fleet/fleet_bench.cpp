@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/units.h"
 #include "control_plane.h"
 #include "free_port.h"
 #include "http_load.h"
@@ -51,11 +52,6 @@ struct Args {
   std::string nodeplaned = NODEPLANED_PATH;
   std::string plugin_dir = PLUGIN_DIR;
 };
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -126,7 +122,7 @@ int Run(const Args& a) {
 
   // The deployment CA, written where nodeplaned looks for it, and a
   // certificate per node signed by it.
-  auto ca = pki::Authority::Create("bench", NowNs());
+  auto ca = pki::Authority::Create("bench", WallNowNs());
   if (!ca.ok()) return std::fprintf(stderr, "fleet-bench: %s\n", ca.status().ToString().c_str()), 1;
   Write(state + "/ca.pem", ca->cert_pem());
   (void)pki::WritePrivateFile(state + "/ca.key", ca->key_pem());
@@ -154,7 +150,7 @@ int Run(const Args& a) {
     for (unsigned w = 0; w < n; ++w) {
       workers.emplace_back([&, w] {
         for (size_t i = w; i < certs.size(); i += n) {
-          auto issued = ca->IssueNode("sim-" + std::to_string(i), NowNs());
+          auto issued = ca->IssueNode("sim-" + std::to_string(i), WallNowNs());
           if (issued.ok()) certs[i] = {issued->first, issued->second.private_pem};
         }
       });
@@ -260,7 +256,7 @@ int Run(const Args& a) {
               (cp.CpuSeconds() - cpu1) / ours.seconds * 100);
   if (!a.nginx.empty()) {
     const uint16_t nginx_port = testing::FreeLoopbackPort();
-    auto server = ca->IssueServer({"127.0.0.1"}, NowNs());
+    auto server = ca->IssueServer({"127.0.0.1"}, WallNowNs());
     auto nginx = StartNginx(a.nginx, dir + "/nginx", nginx_port, server->first, server->second.private_pem);
     if (!nginx) return std::fprintf(stderr, "fleet-bench: nginx did not start; see %s/nginx/nginx.log\n", dir.c_str()), 1;
     LoadResult theirs = Hammer("127.0.0.1", nginx_port, LoadTls{ca->cert_pem(), "", ""}, "/", 204,

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/units.h"
 #include "control_plane.h"
 #include "free_port.h"
 #include "pki/authority.h"
@@ -45,11 +46,6 @@ struct Args {
   std::string plugin_dir = PLUGIN_DIR;
   std::string fake = FAKE_GITHUB_PATH;
 };
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
@@ -104,7 +100,7 @@ int Run(const Args& a) {
   if (!listening) return std::fprintf(stderr, "jobs-bench: the GitHub fake did not start (%s)\n", a.fake.c_str()), 1;
   const std::string gh = "http://127.0.0.1:" + listening->substr(listening->find(' ') + 1);
 
-  auto ca = pki::Authority::Create("bench", NowNs());
+  auto ca = pki::Authority::Create("bench", WallNowNs());
   if (!ca.ok()) return std::fprintf(stderr, "jobs-bench: %s\n", ca.status().ToString().c_str()), 1;
   Write(state + "/ca.pem", ca->cert_pem());
   (void)pki::WritePrivateFile(state + "/ca.key", ca->key_pem());
@@ -126,7 +122,7 @@ int Run(const Args& a) {
   fo.vcpu = (a.jobs + a.nodes - 1) / a.nodes;
   auto fleet = std::make_unique<SimFleet>(fo);
   for (int i = 0; i < a.nodes; ++i) {
-    auto issued = ca->IssueNode("sim-" + std::to_string(i), NowNs());
+    auto issued = ca->IssueNode("sim-" + std::to_string(i), WallNowNs());
     if (!issued.ok()) return std::fprintf(stderr, "jobs-bench: issuing a certificate failed\n"), 1;
     fleet->AddNode("sim-" + std::to_string(i), issued->first, issued->second.private_pem);
   }
