@@ -42,6 +42,7 @@ Result<std::string> ShowLease(const Call& c) {
                            {"phase", j.conclusion ? ports::PhaseName(*j.conclusion) : "unknown"},
                            {"request_id", j.request_id},
                            {"failure_reason", j.failure_reason},
+                           {"forge_result", j.forge_result},
                            {"finished_at_ns", j.finished_at_ns}});
 }
 
@@ -76,6 +77,7 @@ Result<std::string> ListJobs(const Call& c) {
                                {"started_at_ns", j.started_at_ns},
                                {"completed_at_ns", j.completed_at_ns},
                                {"result", j.result.empty() ? (j.started_at_ns ? "running" : "queued") : j.result},
+                               {"requeues", j.requeues},
                                {"settled", j.settled_at_ns != 0}});
   }
   return Text(out);

@@ -140,6 +140,11 @@ struct TierConfig {
   std::vector<std::string> command;  // argv
   uint32_t max_concurrent = 0;       // 0: uncapped
   uint32_t reserved = 0;             // floor held for this tier
+  // With a scale_set: runners kept registered and waiting beyond the jobs
+  // GitHub has assigned, and how long a runner beyond those may stay idle
+  // before it is retired.
+  uint32_t min_idle = 0;
+  Nanos idle_timeout = 5min;
 };
 
 struct TargetConfig {
@@ -149,6 +154,10 @@ struct TargetConfig {
   // How long the intake waits before asking again for a scale set's message
   // session another holder has (a 409: perhaps this host before a restart).
   Nanos session_retry = std::chrono::seconds(30);
+  // A long poll of the target's message queue is given up (as no message,
+  // never an outage) after this: longer than GitHub holds an idle poll
+  // (~50 s on GHES, ~88 s on github.com).
+  Nanos poll_timeout = std::chrono::minutes(2);
 };
 
 enum class Interface { kLedger, kJit, kRevocation, kCachePolicy, kJobs };

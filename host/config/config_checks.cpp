@@ -206,6 +206,15 @@ void CheckTiers(const Config& cfg, const ConfigSources& src, Diagnostics& diag) 
       diag.Add(Lookup(src.tier, t.label), path + ".command",
                "the \"process\" provider runs the tier's command; set command = [\"/path/to/program\", ...]");
     }
+    if (auto it = src.tier_idle.find(t.label); it != src.tier_idle.end() && t.scale_set.empty()) {
+      diag.Add(it->second.where, it->second.key,
+               "only a tier that takes jobs from a scale set keeps idle runners; set scale_set");
+    }
+    if (t.max_concurrent > 0 && t.min_idle > t.max_concurrent) {
+      diag.Add(Lookup(src.tier, t.label), path + ".min_idle",
+               "keeps " + std::to_string(t.min_idle) + " idle runners but max_concurrent is " +
+                   std::to_string(t.max_concurrent));
+    }
     if (t.max_concurrent > 0 && t.reserved > t.max_concurrent) {
       diag.Add(Lookup(src.tier, t.label), path + ".reserved",
                "reserves " + std::to_string(t.reserved) + " but max_concurrent is " +

@@ -296,6 +296,7 @@ class SchemaReader {
       src_.target_jobs[name] = v;
     }
     r.Duration("session_retry", t.session_retry);
+    r.Duration("poll_timeout", t.poll_timeout);
     cfg_.targets.push_back(std::move(t));
   }
 
@@ -352,6 +353,13 @@ class SchemaReader {
     }
     r.UInt32("max_concurrent", t.max_concurrent, 0, 1'000'000);
     r.UInt32("reserved", t.reserved, 0, 1'000'000);
+    for (const char* key : {"min_idle", "idle_timeout"}) {
+      if (const toml::node* n = r.Get(key); n != nullptr && src_.tier_idle.count(label) == 0) {
+        src_.tier_idle[label] = Located<std::string>{"", diag_.Locate(n->source()), r.KeyPath(key), true};
+      }
+    }
+    r.UInt32("min_idle", t.min_idle, 0, 1'000'000);
+    r.Duration("idle_timeout", t.idle_timeout);
     cfg_.tiers.push_back(std::move(t));
   }
 

@@ -16,6 +16,7 @@ struct ConfigSources {
   Located<std::string> wire_listen, bootstrap_listen, metrics_listen, ha_advertise;
   std::map<std::string, SourceLocation> tier;  // by tier label
   std::map<std::string, Located<std::string>> tier_site, tier_target, tier_scale_set;  // by tier label
+  std::map<std::string, Located<std::string>> tier_idle;  // a tier's first of min_idle, idle_timeout
   std::map<std::string, Located<std::string>> target_jit, target_jobs;                 // by target name
 };
 

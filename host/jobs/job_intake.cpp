@@ -1,6 +1,9 @@
 #include "jobs/job_intake.h"
 
 #include <algorithm>
+#include <cctype>
+
+#include "common/units.h"
 
 namespace nodeplane::jobs {
 
@@ -14,6 +17,19 @@ int64_t AdvertisedCeiling(uint32_t max_concurrent, uint32_t vcpu, uint64_t memor
     ceiling = ceiling < 0 ? by_memory : std::min(ceiling, by_memory);
   }
   return ceiling < 0 ? kDefaultCeiling : std::max<int64_t>(ceiling, 1);
+}
+
+std::vector<std::string> ScaleSetLabels(const std::string& scale_set, const std::vector<std::string>& tier_labels) {
+  auto same = [](const std::string& a, const std::string& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  std::vector<std::string> out{scale_set};
+  for (const std::string& l : tier_labels) {
+    if (std::none_of(out.begin(), out.end(), [&](const std::string& o) { return same(o, l); })) out.push_back(l);
+  }
+  return out;
 }
 
 JobIntake::JobIntake(std::vector<ScaleSetTier> tiers, const std::map<std::string, ports::JobSource*>& sources,
@@ -42,7 +58,13 @@ Result<ports::JitRegistration> JobIntake::ScaleSetJit(const std::string& tier, c
     return Status::Unavailable("tier \"" + tier + "\"'s scale set \"" + it->second.listener->tier().scale_set +
                                "\" is not found or created yet");
   }
-  return it->second.source->ScaleSetJit(id, runner_name, work_folder);
+  auto minted = it->second.source->ScaleSetJit(id, runner_name, work_folder);
+  // GitHub refusing registrations for a rate limit: the tier launches
+  // nothing more until the time it named (J7).
+  if (!minted.ok() && minted.status().code() == Code::kUnavailable && minted.status().retry_after_ns() > 0) {
+    it->second.listener->PauseLaunches(WallNowNs() + minted.status().retry_after_ns(), minted.status().message());
+  }
+  return minted;
 }
 
 }  // namespace nodeplane::jobs

@@ -26,6 +26,12 @@ inline constexpr int64_t kDefaultCeiling = 10;
 int64_t AdvertisedCeiling(uint32_t max_concurrent, uint32_t vcpu, uint64_t memory, uint32_t max_vcpu,
                           uint64_t max_memory);
 
+// A scale set's labels: its name first, then the tier's labels (without
+// one that repeats the name), as ARC registers them, so that
+// `runs-on: <scale set name>` always matches, on github.com and on a GHES
+// that keeps no custom labels.
+std::vector<std::string> ScaleSetLabels(const std::string& scale_set, const std::vector<std::string>& tier_labels);
+
 class JobIntake {
  public:
   // `sources` by target; every tier's target has one (validated config).

@@ -5,52 +5,66 @@
 // scale set (a JIT registration, ephemeral) takes whichever assigned job is
 // next, runs it and deregisters. So the intake keeps as many runners as
 // GitHub has jobs assigned (totalAssignedJobs, which counts running ones),
-// up to the tier's ceiling: each runner is one lease, escrowed, assigned a
-// request id of its own and launched; its runner name (np-<lease>) ties
-// every later message back to the lease. This is how GitHub.com delivers
-// work (JobAssigned with runnerRequestId 0, no offer to acquire) and how
-// ARC sizes its pool; offers (JobAvailable, GHES) are acquired first.
+// plus the tier's min_idle, up to the tier's ceiling: each runner is one
+// lease, escrowed, assigned a request id of its own and launched; its runner
+// name (np-<lease>) ties every later message back to the lease. This is how
+// GitHub.com delivers work (JobAssigned with runnerRequestId 0, no offer to
+// acquire) and how ARC sizes its pool; offers (JobAvailable, GHES) are
+// acquired first. Runners beyond what is wanted, idle longer than the tier's
+// idle_timeout, are retired, as are idle runners on a node that is leaving
+// and every idle runner while the deployment is sealed (a drain).
 //
-// Invariants:
-//   J1. The deficit is computed from durable state, never from memory: the
-//       ledger's open leases of the tier, and the journal's jobs a runner
-//       started whose completion has not come yet (GitHub still counts
-//       them assigned though their runner may be gone; counting their
-//       leases too is what keeps a stale statistic from launching a runner
-//       no job is left for). A restart, a redelivered message or a lost
-//       launch can never launch twice or forget a runner. A lease escrowed
-//       but never launched (a crash in between) is open until the reaper
-//       ends it, and only then is replaced.
+// Invariants (each pinned by a test named for it: intake_listener_test.cpp,
+// intake_settle_test.cpp, e2e scale-set-*):
+//   J1. The runners counted are computed from durable state at each
+//       reconcile: the tier's open leases in the ledger that can still run a
+//       job (not deregistered, and not quarantined unless the job they
+//       started has not completed yet), plus the jobs a runner started whose
+//       completion has not come while their lease closed less than
+//       kRunningGrace ago (GitHub still counts all those jobs assigned). A
+//       restart, a redelivered message or a lost launch can never launch
+//       twice; a lost completion can hold a slot for kRunningGrace at most.
 //   J2. A message is acknowledged only after what it said is in the job
-//       journal (ports::JobJournal) and what it asked for is done or
-//       durable: offers acquired, the deficit escrowed in the ledger. A crash at any point leaves the message (redelivered) or
-//       the journal entry, never neither.
-//   J3. A completion is settled from the journal, not from the message:
-//       the lease its runner name carries ends with GitHub's result, and
-//       the entry is marked settled only after. Until then it is retried,
-//       through every restart. A completion this process read settles with
-//       DestroyCompleted (the holder found by its request); one restored
-//       from the journal with DestroyCompletedBound (the recorded node and
-//       lease, S20); a lease already ended only has its verdict corrected
-//       (SettleCompletionOnTerminalLease, S17). After a destroy the lease
-//       is read again: it may have ended otherwise meanwhile (its node's
-//       inventory freeing a quarantine), which is corrected the same way,
-//       or not yet, which leaves the entry owed. Then MarkDeregistered: an
-//       ephemeral runner leaves GitHub by itself after its job.
+//       journal (ports::JobJournal, each job's entries in the order GitHub
+//       sent them), the leases of runners it reported finished are marked
+//       deregistered, and the offers it made are acquired. A crash at any
+//       point leaves the message (redelivered) or the journal entry.
+//   J3. A completion is settled from the journal, not from the message, and
+//       only a completion that names a runner: GitHub's cancellation of an
+//       assignment no runner took is undone by its re-assignment (the
+//       journal's rules J3/J4, np_ledger_v1.h), so the runner that then
+//       takes the job is never torn down on its account. The lease the
+//       runner name carries ends with GitHub's result and the entry is
+//       marked settled only after. A completion this process read settles
+//       with DestroyCompleted (the holder found by its request); one
+//       restored from the journal with DestroyCompletedBound (the recorded
+//       node, lease and epoch, S20); a lease already ended only has its
+//       verdict corrected (SettleCompletionOnTerminalLease, S17). A settle
+//       that fails is tried again with a growing backoff, and the journal
+//       hands out the least recently tried first, so none starves another.
 //   J4. A 409 session means another holder (perhaps this host before a
 //       restart) may still be alive: the listener waits and tries again,
-//       forever; jobs wait queued at GitHub meanwhile. The session is
-//       closed on shutdown, so a successor need not wait for it to expire.
+//       forever; jobs wait queued at GitHub meanwhile. A session GitHub
+//       dropped is opened again; a scale set GitHub deleted is found or
+//       created again. The session is closed on shutdown.
 //   J5. A message that cannot be decoded is left for redelivery
 //       kMaxUndecodable times, then acknowledged and counted.
+//   J6. A runner is retired only after GitHub removed its registration (a
+//       busy runner's removal is refused, and it is left alone); its lease
+//       is then marked deregistered, which its node's next heartbeat hears
+//       (NP_DEREGISTERED) and answers by stopping the runner and releasing
+//       the lease done.
+//   J7. While GitHub refuses runner registrations for a rate limit, the
+//       tier launches nothing until the time GitHub named.
 //
-// Thread-safe. Two threads of its own (the queue, the settler); launches run
-// on threads of their own, at most the tier's ceiling at once.
+// Thread-safe. Two threads of its own (the queue, the settler); launches and
+// retirements run on threads of their own, at most the tier's ceiling at once.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,21 +84,29 @@ namespace nodeplane::jobs {
 
 struct ScaleSetTier {
   std::string tier, target, scale_set, runner_group;
-  std::vector<std::string> labels;
-  int64_t max_runners = 0;  // the ceiling advertised to GitHub
+  std::vector<std::string> labels;  // the scale set's labels: its name first (runs-on: <name> always matches)
+  int64_t max_runners = 0;          // the ceiling advertised to GitHub
+  int64_t min_idle = 0;             // runners kept registered and waiting beyond the jobs assigned
+  Nanos idle_timeout = std::chrono::minutes(5);    // a surplus runner idle this long is retired
   Nanos session_retry = std::chrono::seconds(30);  // a held session is asked again this often (J4)
+  // A long poll's bound: GitHub holds an idle poll ~50 s (GHES) to ~88 s
+  // (github.com); one it still holds at the bound is no message.
+  Nanos poll = std::chrono::minutes(2);
 };
 
 struct ListenerTiming {
-  Nanos poll = std::chrono::seconds(50);           // a long poll's bound
   Nanos retry_min = std::chrono::seconds(1);       // after an outage, doubling
   Nanos retry_max = std::chrono::seconds(60);
-  Nanos settle_retry = std::chrono::seconds(5);    // an unsettled completion is tried again this often
+  Nanos settle_retry = std::chrono::seconds(5);    // the settler's pass, and its first backoff
+  Nanos settle_retry_max = std::chrono::minutes(5);
+  Nanos reconcile = std::chrono::seconds(10);      // the pool is reconciled at least this often
 };
 
 struct IntakeCounters {
   std::atomic<uint64_t> launched{0}, launch_failed{0}, completed_succeeded{0}, completed_failed{0};
   std::atomic<uint64_t> acquire_failed{0}, undecodable{0}, sessions_open{0}, settle_failed{0};
+  std::atomic<uint64_t> retired{0}, requeued{0};
+  std::atomic<uint64_t> settle_passes{0};  // the settler's passes over the journal
   // Message received -> the node answered that the runner it asked for is
   // up: the control plane's share of a job's queue time.
   Histogram plane_share{Histogram::kLatency};
@@ -96,6 +118,11 @@ struct IntakeCounters {
 class ScaleSetListener {
  public:
   static constexpr int kMaxUndecodable = 5;
+  // Non-transient poll failures in a row after which the session is opened again.
+  static constexpr int kMaxPollRefusals = 3;
+  // How long a started job still counts as a runner after its lease closed
+  // (J1): its completion normally arrives within seconds.
+  static constexpr Nanos kRunningGrace = std::chrono::minutes(2);
 
   // Everything is borrowed and must outlive the listener.
   ScaleSetListener(ScaleSetTier tier, std::string owner, ports::JobSource& source, ports::Ledger& ledger,
@@ -107,23 +134,44 @@ class ScaleSetListener {
 
   // Cancels the parked poll, waits for launches, closes the session.
   void Stop();
+  // GitHub refused a runner registration for a rate limit until `until_ns`
+  // (wall clock): no launch before then (J7).
+  void PauseLaunches(int64_t until_ns, const std::string& why);
 
   // The scale set's id once found or created; 0 before.
   int64_t scale_set_id() const { return scale_set_id_.load(); }
   const ScaleSetTier& tier() const { return tier_; }
 
  private:
+  // scale_set_listener.cpp: the queue (J2, J4, J5).
   void Run(std::stop_token stop);
+  bool EnsureScaleSet(std::stop_token stop, Nanos& backoff);
+  bool RestoreRunning(std::stop_token stop, Nanos& backoff);
+  // One session's messages, until it ends; false when the scale set is gone.
+  bool Listen(uint64_t session, ports::QueueStatistics stats, std::stop_token stop, Nanos& backoff);
+  bool Failed(const char* event, const Status& s, std::stop_token stop, Nanos& backoff);
   bool Wait(std::stop_token stop, Nanos d);
   // One message's work (J2); false when it must not be acknowledged yet.
   bool Handle(uint64_t session, const ports::QueueMessage& m, int64_t received_ns, std::stop_token stop);
-  // acquired_ns: when the intake acquired the job's offer, else 0.
-  Status Journal(const ports::QueuedJob& j, int64_t received_ns, int64_t acquired_ns);
+  Status Acquire(uint64_t session, const ports::QueueMessage& m, std::vector<int64_t>& granted);
+  // One job's entries of a message, in order, into the journal.
+  Status Journal(const std::vector<const ports::QueuedJob*>& entries, int64_t received_ns,
+                 const std::vector<int64_t>& granted);
+  void ObserveStart(const ports::QueuedJob& j, const std::string& lease, int64_t received_ns);
+
+  // scale_set_pool.cpp: how many runners, which to retire (J1, J6, J7).
   void Reconcile(int64_t assigned, int64_t received_ns, std::stop_token stop);
   void Launch(ports::Lease lease, int64_t received_ns, std::stop_token stop);
-  // The settler's thread (J3).
+  void Retire(const ports::Lease& lease, const char* why);
+  // Idle runners to retire now beyond `surplus`, and on leaving nodes.
+  std::vector<std::pair<ports::Lease, const char*>> Retirements(const std::vector<ports::Lease>& idle,
+                                                                int64_t surplus);
+  void Spawn(std::function<void(std::stop_token)> work);  // with mu_ held
+
+  // scale_set_settler.cpp: the settler's thread (J3).
   void SettleOwed(std::stop_token stop);
   Status Settle(const ports::ForgeJob& j, bool fresh, std::stop_token stop);
+  void SettleFailed(const ports::ForgeJob& j, const Status& s);
 
   ScaleSetTier tier_;
   std::string owner_;
@@ -144,10 +192,29 @@ class ScaleSetListener {
     std::shared_ptr<std::atomic<bool>> done;
     std::jthread thread;
   };
-  std::vector<Launching> launches_;      // guarded by mu_
+  std::vector<Launching> launches_;      // guarded by mu_: launches and retirements
   std::map<std::string, int64_t> launched_at_;  // guarded by mu_: lease -> when its runner was up
   std::set<std::string> fresh_;          // guarded by mu_: completions read by this process, not yet tried
-  std::set<std::string> running_;        // guarded by mu_: leases whose job started, not completed (J1)
+  // guarded by mu_: leases whose runner started a job not yet completed ->
+  // when their lease was first seen closed (0 while open) (J1).
+  std::map<std::string, int64_t> running_;
+  std::set<std::string> deregistered_;   // guarded by mu_: runners gone by this process's word (J2, J6)
+  std::set<std::string> retiring_;       // guarded by mu_: retirements in progress
+  int64_t paused_until_ns_ = 0;          // guarded by mu_ (J7)
+  struct Backoff {
+    int64_t next_ns = 0;
+    Nanos wait{0};
+  };
+  std::map<std::string, Backoff> settle_backoff_;  // guarded by mu_: job id -> when to try again (J3)
+  struct NodeView {
+    int64_t read_at_ns = 0;
+    std::set<std::string> leaving;       // withdrawn or drained nodes
+    bool sealed = false;                 // the deployment takes no new work
+  };
+  NodeView nodes_;                       // guarded by mu_: read at most every timing_.reconcile
+  int64_t assigned_ = 0;                 // guarded by mu_: GitHub's latest totalAssignedJobs
+  int64_t reconciled_at_ns_ = 0;         // guarded by mu_
+  std::mutex reconcile_mu_;              // one reconcile at a time: the queue's, or the settler's timer
   bool settle_wake_ = false;             // guarded by mu_
   std::condition_variable_any settle_cv_;
   std::jthread thread_, settler_;

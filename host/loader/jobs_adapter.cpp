@@ -34,6 +34,10 @@ ports::QueuedJob JobOf(const np_jobs_job_v1* in) {
   out.queued_at_ns = j.queued_at_ns;
   out.assigned_at_ns = j.assigned_at_ns;
   out.finished_at_ns = j.finished_at_ns;
+  out.runner_assigned_at_ns = j.runner_assigned_at_ns;  // 0 from a plugin built before it (CopyRecord)
+  for (uint32_t i = 0; j.request_labels != nullptr && i < j.n_request_labels; ++i) {
+    out.request_labels.push_back(TextOf(j.request_labels[i]));
+  }
   return out;
 }
 
@@ -182,6 +186,17 @@ Result<ports::JitRegistration> JobsAdapter::ScaleSetJit(int64_t scale_set_id, co
       return Status::Internal(who_ + ": jit_config succeeded without putting a registration");
     }
     return *minted;
+  });
+}
+
+Status JobsAdapter::RemoveRunner(int64_t scale_set_id, const std::string& runner_name, int64_t runner_id) {
+  if (vt_.remove_runner == nullptr) {  // optional
+    return ports::WithVerdict(Status::Refused(who_ + " cannot remove a scale set's runners (remove_runner)"),
+                              ports::Verdict::kUnsupported);
+  }
+  return calls_.Run([&]() -> Status {
+    PluginError err;
+    return err.ToStatus(vt_.remove_runner(self_, scale_set_id, runner_name.c_str(), runner_id, err.c()), who_);
   });
 }
 

@@ -36,6 +36,7 @@ class JobsAdapter : public ports::JobSource {
   Result<std::vector<int64_t>> Acquire(uint64_t session, const std::vector<int64_t>& request_ids) override;
   Result<ports::JitRegistration> ScaleSetJit(int64_t scale_set_id, const std::string& runner_name,
                                              const std::string& work_folder) override;
+  Status RemoveRunner(int64_t scale_set_id, const std::string& runner_name, int64_t runner_id) override;
   Status CloseSession(uint64_t session) override;
   void Cancel(uint64_t session) override;
   std::optional<RateLimit> RateLimitLeft() override;

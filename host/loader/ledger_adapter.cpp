@@ -505,6 +505,7 @@ np_job_sink JobSink(std::vector<ports::Job>* out) {
                                       j.finished_at_ns, TextOf(j.failure_reason), TextOf(j.image_cache),
                                       TextOf(j.cache_generation), TextOf(j.actions_cache)};
                        if (j.conclusion != 0) job.conclusion = static_cast<Phase>(j.conclusion);
+                       job.forge_result = TextOf(j.forge_result);  // "" from a plugin built before it
                        static_cast<std::vector<ports::Job>*>(ctx)->push_back(std::move(job));
                        return 0;
                      }};
@@ -547,11 +548,22 @@ namespace {
 np_forge_job_sink ForgeJobSink(std::vector<ports::ForgeJob>* out) {
   return np_forge_job_sink{sizeof(np_forge_job_sink), out, [](void* ctx, const np_forge_job_v1* p) -> int32_t {
                              np_forge_job_v1 j = CopyRecord(p);
-                             static_cast<std::vector<ports::ForgeJob>*>(ctx)->push_back(
-                                 {TextOf(j.tier), TextOf(j.job_id), j.request_id, TextOf(j.repository),
-                                  TextOf(j.workflow_ref), TextOf(j.display_name), j.workflow_run_id, j.queued_at_ns,
-                                  j.received_at_ns, j.acquired_at_ns, j.started_at_ns, j.completed_at_ns,
-                                  TextOf(j.runner_name), TextOf(j.lease_id), TextOf(j.result), j.settled_at_ns});
+                             ports::ForgeJob f{TextOf(j.tier), TextOf(j.job_id), j.request_id, TextOf(j.repository),
+                                               TextOf(j.workflow_ref), TextOf(j.display_name), j.workflow_run_id,
+                                               j.queued_at_ns, j.received_at_ns, j.acquired_at_ns, j.started_at_ns,
+                                               j.completed_at_ns, TextOf(j.runner_name), TextOf(j.lease_id),
+                                               TextOf(j.result), j.settled_at_ns};
+                             // Appended fields: zero from a plugin built before them (CopyRecord).
+                             f.event_name = TextOf(j.event_name);
+                             for (uint32_t i = 0; j.request_labels != nullptr && i < j.n_request_labels; ++i) {
+                               f.request_labels.push_back(TextOf(j.request_labels[i]));
+                             }
+                             f.runner_id = j.runner_id;
+                             f.assigned_at_ns = j.assigned_at_ns;
+                             f.runner_assigned_at_ns = j.runner_assigned_at_ns;
+                             f.requeues = j.requeues;
+                             f.settle_tried_at_ns = j.settle_tried_at_ns;
+                             static_cast<std::vector<ports::ForgeJob>*>(ctx)->push_back(std::move(f));
                              return 0;
                            }};
 }
@@ -583,6 +595,15 @@ Status LedgerAdapter::RecordForgeJob(const ports::ForgeJob& job) {
   j.lease_id = job.lease_id.c_str();
   j.result = job.result.c_str();
   j.settled_at_ns = job.settled_at_ns;
+  j.event_name = job.event_name.c_str();
+  std::vector<const char*> labels;
+  for (const std::string& l : job.request_labels) labels.push_back(l.c_str());
+  j.request_labels = labels.empty() ? nullptr : labels.data();
+  j.n_request_labels = static_cast<uint32_t>(labels.size());
+  j.runner_id = job.runner_id;
+  j.assigned_at_ns = job.assigned_at_ns;
+  j.runner_assigned_at_ns = job.runner_assigned_at_ns;
+  j.settle_tried_at_ns = job.settle_tried_at_ns;
   return Call([&](void* s, np_error* e) { return vt_.record_forge_job(s, &j, e); });
 }
 

@@ -25,6 +25,7 @@ Code CodeOf(np_code rc) {
     case NP_NOT_PLACED:
     case NP_NOT_PLACEABLE:
     case NP_FORCE_RELEASE:
+    case NP_DEREGISTERED:
     case NP_WITHDRAWAL_STALE:
     case NP_ENROLLMENT_CONFLICT: return Code::kConflict;
     default: return Code::kInternal;
@@ -54,6 +55,7 @@ ports::Verdict VerdictOf(np_code rc) {
     case NP_ENROLLMENT_CONFLICT: return Verdict::kEnrollmentConflict;
     case NP_PARENT_REVOKED: return Verdict::kParentRevoked;
     case NP_SCHEMA_TOO_NEW: return Verdict::kSchemaTooNew;
+    case NP_DEREGISTERED: return Verdict::kDeregistered;
     default: return Verdict::kNone;
   }
 }

@@ -497,6 +497,9 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
           if (j->second.verdict) ok = *j->second.verdict;
         }
       }
+      // A runner whose registration GitHub removed (the intake retired it)
+      // exits on its own with an error: its lease ended as asked.
+      if (!ok && epoch >= 0) ok = Deregistered(c, lease, epoch);
       if (epoch >= 0) EndLease(c, lease, epoch, ok, how.second);  // a failure puts it back
     }
     // Heartbeats at a third of the lease TTL.
@@ -510,12 +513,19 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
       }
       for (const auto& [lease, job] : jobs) {
         auto r = Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), protocol::Encode(protocol::EpochBody{job.epoch, {}}));
-        if (r.ok() && protocol::ErrorCodeOf(r->body) == "force_release") {
+        const std::string code = r.ok() ? protocol::ErrorCodeOf(r->body) : std::string();
+        if (code == "force_release") {
           // An operator asked for the lease back: the job stops and the
           // lease is released, failed.
           log_.Warn("node.force_released", {{"lease", lease}});
           (void)provider_.Stop(lease);
           EndLease(c, lease, job.epoch, false, "an operator force-released the lease");
+        } else if (code == "deregistered") {
+          // The runner left GitHub (retired idle, or its job ended): it
+          // will take no job, so it stops and its lease ends done.
+          log_.Info("node.runner_deregistered", {{"lease", lease}});
+          (void)provider_.Stop(lease);
+          EndLease(c, lease, job.epoch, true, "");
         } else if (!r.ok() || r->status != 204) {
           log_.Warn("node.heartbeat_failed", {{"lease", lease}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
         }
@@ -524,6 +534,11 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
     }
     Pause(std::chrono::milliseconds(200), stop);
   }
+}
+
+bool NodeAgent::Deregistered(wire::HttpClient& c, const std::string& lease, int64_t epoch) {
+  auto r = Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), protocol::Encode(protocol::EpochBody{epoch, {}}));
+  return r.ok() && protocol::ErrorCodeOf(r->body) == "deregistered";
 }
 
 void NodeAgent::RenewIfDue(wire::HttpClient& c) {

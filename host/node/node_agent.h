@@ -83,6 +83,9 @@ class NodeAgent {
   void Reconcile(wire::HttpClient& c);
   void EndLease(wire::HttpClient& c, const std::string& lease, int64_t epoch, bool ok, const std::string& reason);
   void Maintain(std::stop_token stop, std::stop_token agent_stop);
+  // Whether the lease's runner left GitHub (the ledger marked it
+  // deregistered), asked by heartbeating it.
+  bool Deregistered(wire::HttpClient& c, const std::string& lease, int64_t epoch);
   void RenewIfDue(wire::HttpClient& c);
   void ReloadTlsIfRenewed(wire::HttpClient& c, uint64_t& seen);
   std::string Path(const std::string& rest) const { return "/v1/nodes/" + o_.name + rest; }

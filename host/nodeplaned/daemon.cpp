@@ -185,9 +185,13 @@ Status Daemon::Activate(std::optional<wire::ActiveReplica> leading) {
                                                     cfg_.limits.max_memory);
     const auto target = std::find_if(cfg_.targets.begin(), cfg_.targets.end(),
                                      [&](const config::TargetConfig& g) { return g.name == t.target; });
-    scale_sets.push_back({t.label, t.target, t.scale_set, t.runner_group,
-                          t.labels.empty() ? std::vector<std::string>{t.label} : t.labels, ceiling,
-                          target->session_retry});
+    jobs::ScaleSetTier tier{t.label, t.target, t.scale_set, t.runner_group, jobs::ScaleSetLabels(t.scale_set, t.labels),
+                            ceiling};
+    tier.min_idle = t.min_idle;
+    tier.idle_timeout = t.idle_timeout;
+    tier.session_retry = target->session_retry;
+    tier.poll = target->poll_timeout;
+    scale_sets.push_back(std::move(tier));
   }
   if (!scale_sets.empty()) {
     // The intake acknowledges a message only once it is journalled (J2): a

@@ -78,6 +78,11 @@ std::string Daemon::Metrics() {
             {{"result=\"succeeded\"", double(j.completed_succeeded)}, {"result=\"other\"", double(j.completed_failed)}});
     Counter(out, "nodeplane_jobs_acquire_failures_total", "Offered jobs the control plane could not acquire.",
             {{"", double(j.acquire_failed)}});
+    Counter(out, "nodeplane_jobs_runners_retired_total",
+            "Idle scale-set runners retired: removed at GitHub, then stopped by their node.", {{"", double(j.retired)}});
+    Counter(out, "nodeplane_jobs_requeued_total",
+            "Assignments GitHub ended before any runner took the job (a re-queue, or a cancel).",
+            {{"", double(j.requeued)}});
     Counter(out, "nodeplane_jobs_undecodable_messages_total",
             "Queue messages acknowledged unread after their redeliveries ran out.", {{"", double(j.undecodable)}});
     Gauge(out, "nodeplane_jobs_sessions_open", "Scale-set message sessions held.", {{"", double(j.sessions_open)}});

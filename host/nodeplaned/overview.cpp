@@ -91,7 +91,11 @@ std::string Daemon::Overview() {
                                   {"queued_at_ns", j.queued_at_ns},
                                   {"started_at_ns", j.started_at_ns},
                                   {"finished_at_ns", j.finished_at_ns},
-                                  {"result", j.conclusion ? ports::PhaseName(*j.conclusion) : "running"}});
+                                  // GitHub's verdict when the job came from it (its runner exits 0
+                                  // whatever the job's result), else the lease's own.
+                                  {"result", !j.forge_result.empty() ? j.forge_result
+                                             : j.conclusion          ? ports::PhaseName(*j.conclusion)
+                                                                     : "running"}});
     }
   }
   out["jobs"] = std::move(jobs);

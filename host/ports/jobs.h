@@ -41,8 +41,11 @@ struct QueuedJob {
   JobEvent kind = JobEvent::kAssigned;
   int64_t runner_request_id = 0, workflow_run_id = 0, runner_id = 0;
   std::string job_id, owner, repository, workflow_ref, display_name, event_name;
-  std::string runner_name, result;  // started, completed
-  int64_t queued_at_ns = 0, assigned_at_ns = 0, finished_at_ns = 0;
+  std::vector<std::string> request_labels;  // the job's runs-on
+  std::string runner_name, result;          // started, completed
+  // The forge's times: queued, assigned to the scale set, given to a
+  // runner, finished; 0 when it did not say.
+  int64_t queued_at_ns = 0, assigned_at_ns = 0, runner_assigned_at_ns = 0, finished_at_ns = 0;
 };
 
 struct QueueMessage {
@@ -70,6 +73,11 @@ class JobSource {
   // Registers an ephemeral runner of the scale set; its config is SECRET.
   virtual Result<JitRegistration> ScaleSetJit(int64_t scale_set_id, const std::string& runner_name,
                                               const std::string& work_folder) = 0;
+  // Removes the scale set's runner named exactly `runner_name` (runner_id,
+  // when not 0, must be its id) so no job is given to it; Ok when gone.
+  // Conflict when it runs a job or is another scale set's; Refused
+  // (Verdict::kUnsupported) from a source that cannot remove runners.
+  virtual Status RemoveRunner(int64_t scale_set_id, const std::string& runner_name, int64_t runner_id) = 0;
   // Ends the session at the forge, so a successor need not wait for it to expire.
   virtual Status CloseSession(uint64_t session) = 0;
   // From any thread, without blocking: a NextMessage in progress on the

@@ -134,6 +134,10 @@ struct Job {
   std::optional<Phase> conclusion;  // absent while the job is in flight
   int64_t queued_at_ns = 0, assigned_at_ns = 0, started_at_ns = 0, finished_at_ns = 0;
   std::string failure_reason, image_cache, cache_generation, actions_cache;
+  // The forge's verdict on the job this lease's runner ran (the journal's
+  // result), beside the lease's own: an ephemeral runner exits 0 whatever
+  // its job's result, so only the forge can say the job failed.
+  std::string forge_result;
 };
 
 // A forge's job as the job intake journals it (np_forge_job_v1): keyed by
@@ -146,6 +150,14 @@ struct ForgeJob {
   int64_t queued_at_ns = 0, received_at_ns = 0, acquired_at_ns = 0, started_at_ns = 0, completed_at_ns = 0;
   std::string runner_name, lease_id, result;
   int64_t settled_at_ns = 0;  // when the lease was settled with the result
+  std::string event_name;                   // push, pull_request, schedule, ...
+  std::vector<std::string> request_labels;  // the job's runs-on
+  int64_t runner_id = 0;                    // the forge's id of the runner that took it
+  // When the forge last assigned it to the scale set (a later assignment
+  // after a cancelled one re-opens the job), and gave it to a runner.
+  int64_t assigned_at_ns = 0, runner_assigned_at_ns = 0;
+  int64_t requeues = 0;            // assignments the forge ended before any runner took the job
+  int64_t settle_tried_at_ns = 0;  // the host's last attempt to settle it that failed
 };
 
 struct CacheObservation {

@@ -38,6 +38,7 @@ enum class Verdict : int32_t {
   kEnrollmentConflict,     // another key holds a pending or approved request
   kParentRevoked,          // a renewal whose parent was revoked meanwhile
   kSchemaTooNew,           // the store was written by a newer version
+  kDeregistered,           // the lease's runner left the forge: stop its compute, release the lease
 };
 
 inline bool Is(const Status& s, Verdict v) { return s.detail() == static_cast<int32_t>(v); }

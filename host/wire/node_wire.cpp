@@ -103,6 +103,7 @@ WireError MapStatus(const Status& s) {
   if (ports::Is(s, ports::Verdict::kNotFound)) return {404, "not_found"};
   if (ports::Is(s, ports::Verdict::kNoCapacity)) return {409, "no_capacity"};
   if (ports::Is(s, ports::Verdict::kForceRelease)) return {409, "force_release"};
+  if (ports::Is(s, ports::Verdict::kDeregistered)) return {409, "deregistered"};
   switch (s.code()) {
     case Code::kUnavailable: return {503, "unavailable"};  // an outage is never a verdict
     case Code::kInvalid: return {400, "refused"};

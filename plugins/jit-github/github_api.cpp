@@ -20,6 +20,9 @@ namespace {
 constexpr int64_t kRefreshMargin = 5 * kMinuteNs;
 // What GitHub advises for a secondary limit that names no time.
 constexpr int64_t kDefaultRateLimitWait = 60 * kSecondNs;
+// The longest Retry-After a request sleeps through itself (go-retryablehttp's
+// RetryWaitMax for GitHub's clients); a longer one goes to the host.
+constexpr int64_t kMaxRetryAfterWait = 30 * kSecondNs;
 
 bool Digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
@@ -52,34 +55,75 @@ Verdict Classify(const HttpReply& r, int64_t now_wall_ns) {
 
 int64_t ParseTimestamp(const std::string& text) {
   std::tm tm{};
-  char zone = 0;
   int consumed = 0;
   if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
+                  &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+      consumed != 19) {
     return -1;
   }
-  size_t at = static_cast<size_t>(consumed);
-  if (at < text.size() && text[at] == '.') {  // fractional seconds: ignored
-    ++at;
-    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) ++at;
+  size_t at = 19;
+  int64_t fraction_ns = 0;
+  if (at < text.size() && text[at] == '.') {
+    int64_t scale = 100'000'000;
+    for (++at; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])); ++at, scale /= 10) {
+      fraction_ns += (text[at] - '0') * scale;
+    }
   }
-  if (at < text.size()) zone = text[at++];
-  if (zone != 'Z' || at != text.size()) return -1;
+  int64_t offset_s = 0;
+  if (at < text.size() && (text[at] == 'Z' || text[at] == 'z')) {
+    ++at;
+  } else if (at + 6 == text.size() && (text[at] == '+' || text[at] == '-') && text[at + 3] == ':' &&
+             std::isdigit(static_cast<unsigned char>(text[at + 1])) && std::isdigit(static_cast<unsigned char>(text[at + 2])) &&
+             std::isdigit(static_cast<unsigned char>(text[at + 4])) && std::isdigit(static_cast<unsigned char>(text[at + 5]))) {
+    const int64_t hh = (text[at + 1] - '0') * 10 + (text[at + 2] - '0');
+    const int64_t mm = (text[at + 4] - '0') * 10 + (text[at + 5] - '0');
+    offset_s = (text[at] == '-' ? -1 : 1) * (hh * 3600 + mm * 60);
+    at += 6;
+  } else {
+    return -1;  // RFC 3339 requires a zone
+  }
+  if (at != text.size()) return -1;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   const time_t t = timegm(&tm);
-  return t < 0 ? -1 : static_cast<int64_t>(t) * kSecondNs;
+  if (t == static_cast<time_t>(-1)) return -1;
+  const int64_t utc = static_cast<int64_t>(t) - offset_s;
+  return utc < 0 ? -1 : utc * kSecondNs + fraction_ns;  // .NET's and Go's zero times are "unknown"
 }
 
-std::string GithubMessage(const std::string& body) {
+namespace {
+
+std::string Cut(std::string text, size_t n) { return text.size() > n ? text.substr(0, n) + "..." : text; }
+
+}  // namespace
+
+GithubErrorInfo GithubError(const HttpReply& r) {
+  std::string_view body = r.body;
+  if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
   boost::system::error_code ec;
   boost::json::value v = boost::json::parse(body, ec);
-  if (ec || !v.is_object()) return "";
-  const boost::json::value* m = v.as_object().if_contains("message");
-  if (m == nullptr || !m->is_string()) return "";
-  std::string text(m->as_string());
-  if (text.size() > 200) text = text.substr(0, 200) + "...";
-  return text;
+  if (ec || !v.is_object()) return {};
+  auto text = [&](const char* key) {
+    const boost::json::value* m = v.as_object().if_contains(key);
+    return m != nullptr && m->is_string() ? std::string(m->as_string()) : std::string();
+  };
+  GithubErrorInfo e{text("typeName"), Cut(text("message"), 200)};
+  // "GitHub.Actions.Runtime.WebApi.RunnerScaleSetSessionExpiredException, GitHub.Actions.Runtime.WebApi"
+  e.type = e.type.substr(0, e.type.find(','));
+  e.type = Cut(e.type.substr(e.type.rfind('.') == std::string::npos ? 0 : e.type.rfind('.') + 1), 80);
+  return e;
+}
+
+std::string Detail(const HttpReply& r) {
+  const GithubErrorInfo e = GithubError(r);
+  std::string out = " (HTTP " + std::to_string(r.status);
+  if (!e.type.empty()) out += " " + e.type;
+  if (!e.message.empty()) out += ": " + e.message;
+  std::string ids;
+  if (!r.activity_id.empty()) ids += "activity_id=" + Cut(r.activity_id, 64);
+  if (!r.github_request_id.empty()) ids += (ids.empty() ? "" : ", ") + std::string("github_request_id=") + Cut(r.github_request_id, 64);
+  if (!ids.empty()) out += "; " + ids;
+  return out + ")";
 }
 
 GithubApi::GithubApi(const GithubConfig& config, const np_host_v1* host)
@@ -109,9 +153,7 @@ void GithubApi::Log(int32_t level, const char* event,
 }
 
 void GithubApi::Refused(const std::string& what, const HttpReply& r) const {
-  const std::string msg = GithubMessage(r.body);
-  Fail(NP_INVALID, "jit-github: " + config_.Target() + ": " + what + " (HTTP " + std::to_string(r.status) +
-                       (msg.empty() ? "" : ": " + msg) + ")");
+  Fail(NP_INVALID, "jit-github: " + config_.Target() + ": " + what + Detail(r));
 }
 
 HttpReply GithubApi::Send(const std::string& method, const std::string& path, const std::string& body,
@@ -125,7 +167,7 @@ HttpReply GithubApi::Send(const std::string& method, const std::string& path, co
 
 HttpReply GithubApi::Retrying(HttpsPool& pool, const std::string& what, const std::string& method,
                               const std::string& target, const std::string& body, const Headers& headers,
-                              int attempts) {
+                              int attempts, bool held_poll) {
   if (attempts <= 0) attempts = config_.max_attempts;
   std::string last;
   int64_t wait = 0;
@@ -138,6 +180,10 @@ HttpReply GithubApi::Retrying(HttpsPool& pool, const std::string& what, const st
     HttpReply r;
     try {
       r = pool.Send(method, target, body, headers);
+    } catch (const DeadlinePassed& e) {
+      if (held_poll) return HttpReply{};  // GitHub held the poll past our bound: no message
+      last = e.what();
+      continue;
     } catch (const PluginError& e) {
       last = e.what();
       continue;
@@ -157,8 +203,17 @@ HttpReply GithubApi::Retrying(HttpsPool& pool, const std::string& what, const st
                         v.retry_after_ns);
     }
     if (v.kind != Verdict::kOutage) return r;
-    const std::string msg = GithubMessage(r.body);
-    last = "HTTP " + std::to_string(r.status) + (msg.empty() ? "" : " " + msg);
+    last = Detail(r).substr(1);
+    // GitHub's 503 may say when to come back; a wait longer than a request
+    // may sleep is the host's to make.
+    if (Digits(r.retry_after) && r.retry_after.size() < 10) {
+      wait = std::stoll(r.retry_after) * kSecondNs;
+      if (wait > kMaxRetryAfterWait || attempt == attempts) {
+        throw PluginError(NP_UNAVAILABLE, "jit-github: " + config_.Target() + ": " + what + " answered " + last +
+                                              "; retry after " + r.retry_after + " s",
+                          wait);
+      }
+    }
   }
   throw PluginError(NP_UNAVAILABLE,
                     "jit-github: " + config_.Target() + ": " + what + " failed " + std::to_string(attempts) +

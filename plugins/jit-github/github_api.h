@@ -15,6 +15,9 @@
 //     here: GitHub bans clients that keep calling while limited.
 //   - 5xx, timeouts, resets: retried up to max_attempts with exponential
 //     backoff and jitter, then NP_UNAVAILABLE with the next backoff as hint.
+//     A Retry-After on a 5xx (GitHub's 503) sets the wait, as
+//     go-retryablehttp's backoff does for GitHub's clients; one longer than
+//     kMaxRetryAfterWait is handed to the host instead of slept here.
 //   - anything else comes back as a reply for the caller to judge (404, 409
 //     and 422 mean different things on different routes).
 // No token, key or JIT config is ever in a log line or a message.
@@ -45,12 +48,24 @@ struct Verdict {
 };
 Verdict Classify(const HttpReply& r, int64_t now_wall_ns);
 
-// GitHub's `expires_at` (RFC 3339, UTC "Z"), as UTC ns; -1 when malformed.
+// An RFC 3339 time as Go's time.Time reads GitHub's (`expires_at`,
+// `queueTime`, ...): any offset (Z or +hh:mm), fractions to the
+// nanosecond; UTC ns, -1 when malformed.
 int64_t ParseTimestamp(const std::string& text);
 
-// The `message` of a GitHub error body, cut to a readable length; "" when
-// there is none. (GitHub's error messages carry no credentials.)
-std::string GithubMessage(const std::string& body);
+// What a GitHub error body says: the REST API's `message`, and the Actions
+// service's exception (`typeName` "GitHub.Actions.Runtime.WebApi.<Type>,
+// <assembly>", kept as <Type>), each cut to a readable length; "" when
+// absent. (GitHub's error messages carry no credentials.)
+struct GithubErrorInfo {
+  std::string type, message;
+};
+GithubErrorInfo GithubError(const HttpReply& r);
+
+// A refusal as a person (or GitHub Support) needs it: " (HTTP 400
+// RunnerScaleSetSessionExpiredException: The session ...; activity_id=...,
+// github_request_id=...)".
+std::string Detail(const HttpReply& r);
 
 class GithubApi {
  public:
@@ -71,9 +86,12 @@ class GithubApi {
 
   // One request on `pool` with the retries above (`attempts` 0: the
   // config's max_attempts); `what` names it in messages. Every other
-  // reply, 401 included, is the caller's to judge.
+  // reply, 401 included, is the caller's to judge. With `held_poll`, a
+  // request the server still holds at the pool's deadline is not retried
+  // and answers status 0: a long poll GitHub held past our bound (no
+  // message, never an outage).
   HttpReply Retrying(HttpsPool& pool, const std::string& what, const std::string& method, const std::string& target,
-                     const std::string& body, const Headers& headers, int attempts = 0);
+                     const std::string& body, const Headers& headers, int attempts = 0, bool held_poll = false);
 
   // Logs through the host; values are never secrets.
   void Log(int32_t level, const char* event, std::initializer_list<std::pair<const char*, std::string>> fields) const;

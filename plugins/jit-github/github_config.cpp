@@ -137,7 +137,9 @@ GithubConfig ReadGithubConfig(PluginConfig& cfg, const std::string& state_dir) {
   c.timeout_ns = cfg.Seconds("timeout_seconds", 10, 1, 300);
   c.max_attempts = static_cast<int>(cfg.Integer("max_attempts", 3, 1, 10));
   c.describe_ttl_ns = cfg.Seconds("describe_ttl_seconds", 300, 0, 86400);
-  const std::string tls = cfg.String("tls_min_version", "1.3");
+  // GitHub's own clients (Go) accept TLS 1.2, and not every GitHub endpoint
+  // is known to offer 1.3 (scale-set-vs-github-clients.md D13).
+  const std::string tls = cfg.String("tls_min_version", "1.2");
   if (tls != "1.3" && tls != "1.2") Bad("tls_min_version", "must be \"1.3\" or \"1.2\"");
   c.allow_tls12 = tls == "1.2";
   return c;

@@ -115,6 +115,7 @@ class HttpsConnection {
     Run();
     if (ec) {
       stale = ec == http::error::end_of_stream && !aborted_;
+      if (ec == beast::error::timeout && !aborted_ && !parser.got_some()) throw DeadlinePassed(NP_UNAVAILABLE, Reason(ec));
       Fail(NP_UNAVAILABLE, Reason(ec));
     }
     auto& res = parser.get();
@@ -128,6 +129,8 @@ class HttpsConnection {
     r.ratelimit_remaining = header("x-ratelimit-remaining");
     r.ratelimit_reset = header("x-ratelimit-reset");
     r.link = header("link");
+    r.activity_id = header("activityid");
+    r.github_request_id = header("x-github-request-id");
     r.body = std::move(res.body());
     if (!res.keep_alive()) Close();
     return r;
@@ -240,6 +243,9 @@ HttpReply HttpsPool::Send(const std::string& method, const std::string& target, 
         if (reused && stale && attempt == 0) continue;
         throw;
       }
+    } catch (const DeadlinePassed& e) {
+      Give(std::move(conn));
+      throw DeadlinePassed(NP_UNAVAILABLE, method + " " + api_.prefix + target + ": " + e.what());
     } catch (const PluginError& e) {
       Give(std::move(conn));
       throw PluginError(NP_UNAVAILABLE, method + " " + api_.prefix + target + ": " + e.what());

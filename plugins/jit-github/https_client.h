@@ -15,14 +15,25 @@
 #include <vector>
 
 #include "github_config.h"
+#include "plugin_error.h"
 
 namespace nodeplane::plugins::github {
 
 struct HttpReply {
   int status = 0;
   std::string body;
-  // The headers the API client reads; "" when absent.
-  std::string retry_after, ratelimit_remaining, ratelimit_reset, link;
+  // The headers the API client reads; "" when absent. activity_id and
+  // github_request_id are how GitHub Support finds a request (ActivityId,
+  // X-GitHub-Request-Id: actions/scaleset error.go).
+  std::string retry_after, ratelimit_remaining, ratelimit_reset, link, activity_id, github_request_id;
+};
+
+// The deadline passed with the request sent and no answer begun: the server
+// is holding it (a long poll), or is slow. Other transport failures are a
+// plain PluginError.
+class DeadlinePassed : public PluginError {
+ public:
+  using PluginError::PluginError;
 };
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -36,8 +47,9 @@ class HttpsPool {
   ~HttpsPool();
 
   // One request. A transport failure (resolve, connect, handshake, a reset,
-  // the deadline) throws PluginError(NP_UNAVAILABLE) with the reason; every
-  // HTTP status is a reply. `target` starts with '/'; the base URL's prefix
+  // the deadline) throws PluginError(NP_UNAVAILABLE) with the reason, and
+  // DeadlinePassed when the request was sent and no answer came in time;
+  // every HTTP status is a reply. `target` starts with '/'; the base URL's prefix
   // is prepended here. Header values may be secrets: they are never logged.
   HttpReply Send(const std::string& method, const std::string& target, const std::string& body,
                  const Headers& headers);

@@ -138,8 +138,7 @@ Minted JitGithub::Generate(const JitRequest& request, int* status) {
     return m;
   }
   if (r.status == 409) return {};
-  const std::string msg = GithubMessage(r.body);
-  const std::string detail = " (HTTP " + std::to_string(r.status) + (msg.empty() ? "" : ": " + msg) + ")";
+  const std::string detail = Detail(r);
   if (r.status == 404) {
     // The group may have been deleted: the caller describes it afresh.
     std::lock_guard lock(mu_);
@@ -180,10 +179,7 @@ RunnerFound JitGithub::Find(const std::string& runner_name) {
   for (int page = 1; page <= kMaxPages; ++page) {
     HttpReply r = api_.Call("GET", c.ScopePath() + "/actions/runners?name=" + PercentEncode(runner_name) +
                                        "&per_page=" + std::to_string(kPerPage) + "&page=" + std::to_string(page));
-    if (r.status == 404 || r.status == 403) {
-      const std::string msg = GithubMessage(r.body);
-      Fail(NP_INVALID, where + ": HTTP " + std::to_string(r.status) + (msg.empty() ? "" : ": " + msg));
-    }
+    if (r.status == 404 || r.status == 403) Fail(NP_INVALID, where + ":" + Detail(r));
     if (r.status != 200) Fail(NP_UNAVAILABLE, where + " answered HTTP " + std::to_string(r.status));
     json::object o = ParseObject(r, where);
     const json::value& runners = Field(o, "runners", where);
@@ -232,8 +228,7 @@ void JitGithub::Delete(int64_t runner_id, const std::string& runner_name) {
                                                     {"already_gone", r.status == 404 ? "true" : "false"}});
     return;
   }
-  const std::string msg = GithubMessage(r.body);
-  const std::string detail = " (HTTP " + std::to_string(r.status) + (msg.empty() ? "" : ": " + msg) + ")";
+  const std::string detail = Detail(r);
   if (r.status == 422) Fail(NP_CONFLICT, where + ": GitHub will not remove it now, it may be running a job" + detail);
   if (r.status == 403) Fail(NP_INVALID, where + ": the App lacks the permission to remove runners" + detail);
   Fail(NP_UNAVAILABLE, where + ": unexpected answer" + detail);

@@ -13,7 +13,7 @@
 //   token_file           enterprise targets only: a token, mode 0600
 //   ca_file              optional CA bundle for a GHES with a private CA
 //   timeout_seconds (10), max_attempts (3), describe_ttl_seconds (300),
-//   tls_min_version ("1.3"; "1.2" for an older GHES)
+//   tls_min_version ("1.2", as GitHub's own clients; "1.3" to insist on it)
 #include <openssl/crypto.h>
 
 #include <string>

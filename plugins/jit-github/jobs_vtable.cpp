@@ -86,12 +86,18 @@ np_code NextMessage(void* self, uint64_t session, int64_t last_message_id, int64
   return Guard(err, [&] {
     std::optional<QueueMessage> m = Self(self).Next(session, last_message_id, max_capacity, timeout_ns);
     if (!m) return;
+    std::vector<std::vector<const char*>> labels;  // borrowed by each entry until put returns
+    labels.reserve(m->jobs.size());
     std::vector<np_jobs_job_v1> jobs;
     for (const JobEntry& j : m->jobs) {
+      std::vector<const char*>& names = labels.emplace_back();
+      for (const std::string& l : j.request_labels) names.push_back(l.c_str());
       jobs.push_back({sizeof(np_jobs_job_v1), static_cast<uint32_t>(j.kind), j.runner_request_id, j.job_id.c_str(),
                       j.workflow_run_id, j.owner.c_str(), j.repository.c_str(), j.workflow_ref.c_str(),
                       j.display_name.c_str(), j.event_name.c_str(), j.queued_at_ns, j.assigned_at_ns,
-                      j.finished_at_ns, j.runner_id, j.runner_name.c_str(), j.result.c_str()});
+                      j.finished_at_ns, j.runner_id, j.runner_name.c_str(), j.result.c_str(),
+                      names.empty() ? nullptr : names.data(), static_cast<uint32_t>(names.size()),
+                      j.runner_assigned_at_ns});
     }
     const np_jobs_statistics_v1 stats = Statistics(m->statistics);
     np_jobs_message_v1 msg{sizeof(np_jobs_message_v1), m->id, &stats, jobs.data(),
@@ -132,6 +138,13 @@ np_code CloseSession(void* self, uint64_t session, np_error* err) {
 
 void Cancel(void* self, uint64_t session) { Self(self).Cancel(session); }
 
+np_code RemoveRunner(void* self, int64_t scale_set_id, const char* runner_name, int64_t runner_id, np_error* err) {
+  return Guard(err, [&] {
+    if (Text(runner_name).empty()) Fail(NP_INVALID, std::string(kName) + ": removing a runner needs its name");
+    Self(self).RemoveRunner(scale_set_id, runner_name, runner_id);
+  });
+}
+
 np_code RateLimit(void* self, int64_t* remaining, int64_t* reset_at_ns, np_error* err) {
   return Guard(err, [&] {
     const GithubApi::RateLimit r = Self(self).rate_limit();
@@ -144,6 +157,6 @@ np_code RateLimit(void* self, int64_t* remaining, int64_t* reset_at_ns, np_error
 
 const np_jobs_v1 kJobsVtable = {sizeof(np_jobs_v1), &Create,     &Destroy,     &EnsureScaleSet, &OpenSession,
                                 &NextMessage,       &Acknowledge, &Acquire,    &JitConfig,      &CloseSession,
-                                &Cancel,            &RateLimit};
+                                &Cancel,            &RateLimit,   &RemoveRunner};
 
 }  // namespace nodeplane::plugins::github

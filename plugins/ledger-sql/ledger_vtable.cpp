@@ -15,6 +15,28 @@ namespace {
 SqlLedger& L(void* self) { return *static_cast<SqlLedger*>(self); }
 std::string Str(const char* s) { return s != nullptr ? s : ""; }
 
+// A journal entry's labels are stored one per line (a line break inside a
+// label, which GitHub does not allow, becomes a space).
+std::string JoinLines(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string item = items[i];
+    for (char& c : item) c = c == '\n' || c == '\r' ? ' ' : c;
+    out += (i == 0 ? "" : "\n") + item;
+  }
+  return out;
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 // Every slot's body runs here (plugin_error.h G1, ledger_error.h).
 template <typename F>
 np_code Guard(np_error* err, F&& body) {
@@ -145,6 +167,7 @@ void PutJob(np_job_sink out, const JobRow& j) {
   o.image_cache = j.image_cache.c_str();
   o.cache_generation = j.cache_generation.c_str();
   o.actions_cache = j.actions_cache.c_str();
+  o.forge_result = j.forge_result.c_str();
   Put(out, &o);
 }
 
@@ -168,6 +191,17 @@ void PutForgeJob(np_forge_job_sink out, const ForgeJobRow& j) {
   o.lease_id = j.lease_id.c_str();
   o.result = j.result.c_str();
   o.settled_at_ns = j.settled_at;
+  o.event_name = j.event_name.c_str();
+  const std::vector<std::string> labels = SplitLines(j.request_labels);
+  std::vector<const char*> names;
+  for (const std::string& l : labels) names.push_back(l.c_str());
+  o.request_labels = names.empty() ? nullptr : names.data();
+  o.n_request_labels = static_cast<uint32_t>(names.size());
+  o.runner_id = j.runner_id;
+  o.assigned_at_ns = j.assigned_at;
+  o.runner_assigned_at_ns = j.runner_assigned_at;
+  o.requeues = j.requeues;
+  o.settle_tried_at_ns = j.settle_tried_at;
   Put(out, &o);
 }
 
@@ -177,10 +211,19 @@ ForgeJobRow ForgeJobFrom(const np_forge_job_v1* in) {
   np_forge_job_v1 j{};
   if (in == nullptr) Fail(NP_INVALID, "no journal entry given");
   std::memcpy(&j, in, std::min<size_t>(in->struct_size, sizeof j));
-  return {Str(j.tier),         Str(j.job_id),      j.request_id,     Str(j.repository),  Str(j.workflow_ref),
-          Str(j.display_name), j.workflow_run_id,  j.queued_at_ns,   j.received_at_ns,   j.acquired_at_ns,
-          j.started_at_ns,     j.completed_at_ns,  Str(j.runner_name), Str(j.lease_id),  Str(j.result),
-          j.settled_at_ns};
+  ForgeJobRow r{Str(j.tier),         Str(j.job_id),      j.request_id,     Str(j.repository),  Str(j.workflow_ref),
+                Str(j.display_name), j.workflow_run_id,  j.queued_at_ns,   j.received_at_ns,   j.acquired_at_ns,
+                j.started_at_ns,     j.completed_at_ns,  Str(j.runner_name), Str(j.lease_id),  Str(j.result),
+                j.settled_at_ns};
+  r.event_name = Str(j.event_name);
+  std::vector<std::string> labels;
+  for (uint32_t i = 0; j.request_labels != nullptr && i < j.n_request_labels; ++i) labels.push_back(Str(j.request_labels[i]));
+  r.request_labels = JoinLines(labels);
+  r.runner_id = j.runner_id;
+  r.assigned_at = j.assigned_at_ns;
+  r.runner_assigned_at = j.runner_assigned_at_ns;
+  r.settle_tried_at = j.settle_tried_at_ns;  // requeues is the store's to count
+  return r;
 }
 
 void Destroy(void* self) { delete static_cast<SqlLedger*>(self); }

@@ -288,6 +288,25 @@ DROP INDEX leases_node_idx;
 DROP INDEX leases_target_idx
 )sql";
 
+// The job journal keeps the forge's whole job (np_forge_job_v1's appended
+// fields): what an operator asks of a waiting job, the assignment a
+// re-queue starts again (record_forge_job J2-J4), and the settler's last
+// failed try, by which owed completions are read so that ones that cannot
+// settle yet never hide one that can. A job record finds its forge verdict
+// by lease.
+constexpr const char* kV11 = R"sql(
+ALTER TABLE forge_jobs ADD COLUMN event_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE forge_jobs ADD COLUMN request_labels TEXT NOT NULL DEFAULT '';
+ALTER TABLE forge_jobs ADD COLUMN runner_id BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE forge_jobs ADD COLUMN assigned_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE forge_jobs ADD COLUMN runner_assigned_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE forge_jobs ADD COLUMN requeues BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE forge_jobs ADD COLUMN settle_tried_at BIGINT NOT NULL DEFAULT 0;
+DROP INDEX forge_jobs_unsettled_idx;
+CREATE INDEX forge_jobs_owed_idx ON forge_jobs (settle_tried_at, completed_at) WHERE completed_at <> 0 AND settled_at = 0;
+CREATE INDEX forge_jobs_lease_idx ON forge_jobs (lease_id) WHERE lease_id <> ''
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -302,6 +321,7 @@ const std::vector<Migration>& Migrations() {
       {8, "open leases by charged node", kV8},
       {9, "a counter of what open leases hold", kV9, kV9PostgreSQL},
       {10, "unread lease indexes dropped", kV10},
+      {11, "the forge's whole job in the journal", kV11},
   };
   return kMigrations;
 }

@@ -115,6 +115,7 @@ struct JobRow {
   std::string lease_id, tier, node, conclusion;
   long long run_id = 0, request_id = 0, queued_at = 0, assigned_at = 0, started_at = 0, finished_at = 0;
   std::string failure_reason, image_cache, cache_generation, actions_cache;
+  std::string forge_result;  // the journal's result for the job the lease's runner ran
 };
 
 struct ForgeJobRow {
@@ -124,6 +125,9 @@ struct ForgeJobRow {
   long long workflow_run_id = 0, queued_at = 0, received_at = 0, acquired_at = 0, started_at = 0, completed_at = 0;
   std::string runner_name, lease_id, result;
   long long settled_at = 0;
+  std::string event_name;
+  std::string request_labels;  // one label per line
+  long long runner_id = 0, assigned_at = 0, runner_assigned_at = 0, requeues = 0, settle_tried_at = 0;
 };
 
 struct BarrierRow {

@@ -34,13 +34,16 @@ const TierSpec& TierNamed(const Catalog& cat, const std::string& label) {
 // The job record of lease `id`, if it has one.
 std::vector<JobRow> SelectJobs(Session& s, const std::string& id) {
   JobRow j;
+  // The forge's verdict comes from the job journal: the completion of the
+  // job this lease's runner ran (a runner completion names the lease).
   s << "SELECT lease_id, tier, node, conclusion, run_id, request_id, queued_at, assigned_at, started_at, "
-       "finished_at, failure_reason, image_cache, cache_generation, actions_cache FROM job_history "
-       "WHERE lease_id = :id",
+       "finished_at, failure_reason, image_cache, cache_generation, actions_cache, "
+       "COALESCE((SELECT f.result FROM forge_jobs f WHERE f.lease_id = job_history.lease_id AND f.completed_at <> 0 "
+       "ORDER BY f.completed_at DESC LIMIT 1), '') FROM job_history WHERE lease_id = :id",
       soci::into(j.lease_id), soci::into(j.tier), soci::into(j.node), soci::into(j.conclusion), soci::into(j.run_id),
       soci::into(j.request_id), soci::into(j.queued_at), soci::into(j.assigned_at), soci::into(j.started_at),
       soci::into(j.finished_at), soci::into(j.failure_reason), soci::into(j.image_cache),
-      soci::into(j.cache_generation), soci::into(j.actions_cache), soci::use(id);
+      soci::into(j.cache_generation), soci::into(j.actions_cache), soci::into(j.forge_result), soci::use(id);
   std::vector<JobRow> out;
   if (s.got_data()) out.push_back(j);
   return out;
@@ -303,7 +306,7 @@ void SqlLedger::Advance(const std::string& id, int64_t epoch, int32_t to, const 
 
 void SqlLedger::Heartbeat(const std::string& id, int64_t epoch) {
   const int64_t ttl = CatalogSnapshot()->lease_ttl_ns;
-  Write([&](Session& s) {
+  const bool deregistered = Write([&](Session& s) {
     LeaseRow l = LoadFenced(s, id, epoch);
     if (l.force_release != 0) {
       Fail(NP_FORCE_RELEASE, "an operator asked the holder of lease " + id + " to give it up; release it");
@@ -311,7 +314,13 @@ void SqlLedger::Heartbeat(const std::string& id, int64_t epoch) {
     const long long now = Now(), expires = now + ttl;
     Exec(s, "UPDATE leases SET heartbeat_at = :now, expires_at = :exp WHERE id = :id AND epoch = :e", now, expires,
          id, static_cast<long long>(epoch));
+    return l.deregistered != 0;
   });
+  // Said after the extension is committed: the holder keeps the lease until
+  // it has stopped the runner and released it.
+  if (deregistered) {
+    Fail(NP_DEREGISTERED, "lease " + id + "'s runner is no longer registered at the forge; stop it and release the lease");
+  }
 }
 
 void SqlLedger::MarkFailure(const std::string& id, int64_t epoch, const std::string& raw_reason) {

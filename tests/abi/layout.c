@@ -225,6 +225,7 @@ int main(void) {
   OFF(np_job_v1, image_cache);
   OFF(np_job_v1, cache_generation);
   OFF(np_job_v1, actions_cache);
+  OFF(np_job_v1, forge_result);
   SIZE(np_job_sink);
   OFF(np_job_sink, struct_size);
   OFF(np_job_sink, ctx);
@@ -247,6 +248,14 @@ int main(void) {
   OFF(np_forge_job_v1, lease_id);
   OFF(np_forge_job_v1, result);
   OFF(np_forge_job_v1, settled_at_ns);
+  OFF(np_forge_job_v1, event_name);
+  OFF(np_forge_job_v1, request_labels);
+  OFF(np_forge_job_v1, n_request_labels);
+  OFF(np_forge_job_v1, runner_id);
+  OFF(np_forge_job_v1, assigned_at_ns);
+  OFF(np_forge_job_v1, runner_assigned_at_ns);
+  OFF(np_forge_job_v1, requeues);
+  OFF(np_forge_job_v1, settle_tried_at_ns);
   SIZE(np_forge_job_sink);
   OFF(np_forge_job_sink, struct_size);
   OFF(np_forge_job_sink, ctx);
@@ -419,6 +428,9 @@ int main(void) {
   OFF(np_jobs_job_v1, runner_id);
   OFF(np_jobs_job_v1, runner_name);
   OFF(np_jobs_job_v1, result);
+  OFF(np_jobs_job_v1, request_labels);
+  OFF(np_jobs_job_v1, n_request_labels);
+  OFF(np_jobs_job_v1, runner_assigned_at_ns);
   SIZE(np_jobs_message_v1);
   OFF(np_jobs_message_v1, struct_size);
   OFF(np_jobs_message_v1, message_id);
@@ -447,5 +459,7 @@ int main(void) {
   OFF(np_jobs_v1, jit_config);
   OFF(np_jobs_v1, close_session);
   OFF(np_jobs_v1, cancel);
+  OFF(np_jobs_v1, rate_limit);
+  OFF(np_jobs_v1, remove_runner);
   return 0;
 }

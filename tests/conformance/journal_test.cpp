@@ -75,14 +75,16 @@ TEST_F(JournalTest, C93_EntriesListNewestFirstByTier) {
   EXPECT_EQ(ledger_->ListForgeJobs("medium", 0, 10)->size(), 0u);
 }
 
-// C94: a completion with a lease is owed to the fleet until it is recorded
-// settled, oldest completion first; one without a lease is owed nothing.
+// C94: a completion by a runner with a lease is owed to the fleet until it
+// is recorded settled, oldest completion first; one naming no runner is
+// owed nothing.
 TEST_F(JournalTest, C94_CompletionsAreOwedUntilSettled) {
   const int64_t t = Now();
   auto complete = [&](const std::string& job, const std::string& lease, int64_t at) {
     ports::ForgeJob c;
     c.tier = "large";
     c.job_id = job;
+    c.runner_name = lease.empty() ? "" : "np-" + lease;
     c.lease_id = lease;
     c.result = "succeeded";
     c.completed_at_ns = at;
@@ -107,6 +109,124 @@ TEST_F(JournalTest, C94_CompletionsAreOwedUntilSettled) {
   ASSERT_EQ(owed->size(), 1u);
   EXPECT_EQ(owed->front().job_id, "late");
   EXPECT_EQ(ledger_->ListForgeJobs("", 0, 10)->size(), 4u);
+}
+
+ports::ForgeJob Record(const std::string& job) {
+  ports::ForgeJob j;
+  j.tier = "large";
+  j.job_id = job;
+  return j;
+}
+
+// C103 (record_forge_job J3, J4; review D1): GitHub re-queues a job no runner
+// took: a completion naming no runner, then the same job assigned again.
+// The re-assignment undoes the cancellation, so the runner that then starts
+// the job is owed only its own completion; a redelivered cancellation
+// changes nothing, and a final one stands.
+TEST_F(JournalTest, C103_ARequeuedJobIsReopenedAndOnlyItsRunnersCompletionIsOwed) {
+  const int64_t t = Now();
+  ports::ForgeJob assigned = Assigned("large", "job-r", t);
+  assigned.assigned_at_ns = t;
+  ASSERT_OK(ledger_->RecordForgeJob(assigned));
+  ports::ForgeJob cancelled = Record("job-r");
+  cancelled.completed_at_ns = t + kSecond;
+  cancelled.result = "canceled";
+  ASSERT_OK(ledger_->RecordForgeJob(cancelled));
+  auto entry = [&] { return ledger_->ListForgeJobs("large", 0, 10)->front(); };
+  EXPECT_EQ(entry().result, "canceled");
+  EXPECT_EQ(entry().requeues, 1);
+  ports::ForgeJob again = Record("job-r");
+  again.assigned_at_ns = t + 2 * kSecond;
+  ASSERT_OK(ledger_->RecordForgeJob(again));
+  EXPECT_EQ(entry().completed_at_ns, 0);
+  EXPECT_EQ(entry().result, "");
+  EXPECT_EQ(entry().assigned_at_ns, t + 2 * kSecond);  // J2: the latest assignment
+  ASSERT_OK(ledger_->RecordForgeJob(cancelled));      // redelivered: older than the assignment
+  EXPECT_EQ(entry().completed_at_ns, 0);
+  EXPECT_EQ(entry().requeues, 1);
+  ports::ForgeJob started = Record("job-r");
+  started.runner_name = "np-l9";
+  started.lease_id = "l9";
+  started.started_at_ns = t + 3 * kSecond;
+  ASSERT_OK(ledger_->RecordForgeJob(started));
+  EXPECT_TRUE(ledger_->UnsettledForgeJobs("large", 10)->empty());
+  ports::ForgeJob late_cancel = cancelled;  // a runnerless completion never lands on a started job
+  late_cancel.completed_at_ns = t + 4 * kSecond;
+  ASSERT_OK(ledger_->RecordForgeJob(late_cancel));
+  EXPECT_TRUE(ledger_->UnsettledForgeJobs("large", 10)->empty());
+  ports::ForgeJob done = started;
+  done.completed_at_ns = t + 5 * kSecond;
+  done.result = "succeeded";
+  ASSERT_OK(ledger_->RecordForgeJob(done));
+  auto owed = ledger_->UnsettledForgeJobs("large", 10);
+  ASSERT_EQ(owed->size(), 1u);
+  EXPECT_EQ(owed->front().result, "succeeded");
+  EXPECT_EQ(owed->front().completed_at_ns, t + 5 * kSecond);
+}
+
+// C104 (J4): a start or a completion that names a runner also undoes a
+// runnerless completion, even when the re-assignment was never read.
+TEST_F(JournalTest, C104_ARunnerAfterARunnerlessCompletionReopensTheJob) {
+  const int64_t t = Now();
+  ports::ForgeJob cancelled = Record("job-s");
+  cancelled.completed_at_ns = t;
+  cancelled.result = "canceled";
+  ASSERT_OK(ledger_->RecordForgeJob(cancelled));
+  ports::ForgeJob done = Record("job-s");
+  done.runner_name = "np-l8";
+  done.lease_id = "l8";
+  done.completed_at_ns = t + kSecond;
+  done.result = "failed";
+  ASSERT_OK(ledger_->RecordForgeJob(done));
+  auto owed = ledger_->UnsettledForgeJobs("large", 10);
+  ASSERT_EQ(owed->size(), 1u);
+  EXPECT_EQ(owed->front().result, "failed");
+}
+
+// C105 (review D22): completions whose settling failed go behind those never
+// tried, so a stuck one never hides a newer one.
+TEST_F(JournalTest, C105_OwedCompletionsTriedLeastRecentlyComeFirst) {
+  const int64_t t = Now();
+  for (const char* job : {"stuck", "fresh"}) {
+    ports::ForgeJob c = Record(job);
+    c.runner_name = std::string("np-") + job;
+    c.lease_id = job;
+    c.completed_at_ns = t + (std::string(job) == "fresh" ? kSecond : 0);
+    c.result = "succeeded";
+    ASSERT_OK(ledger_->RecordForgeJob(c));
+  }
+  EXPECT_EQ(ledger_->UnsettledForgeJobs("large", 1)->front().job_id, "stuck");
+  ports::ForgeJob tried = Record("stuck");
+  tried.settle_tried_at_ns = t + 2 * kSecond;
+  ASSERT_OK(ledger_->RecordForgeJob(tried));
+  EXPECT_EQ(ledger_->UnsettledForgeJobs("large", 1)->front().job_id, "fresh");
+  tried.settle_tried_at_ns = t + kSecond;  // J2: an older try does not move it back
+  ASSERT_OK(ledger_->RecordForgeJob(tried));
+  EXPECT_EQ(ledger_->ListForgeJobs("large", 0, 10)->size(), 2u);
+  EXPECT_EQ(ledger_->UnsettledForgeJobs("large", 1)->front().job_id, "fresh");
+}
+
+// C106: what GitHub said of the job is kept whole: runs-on labels, event,
+// runner id and assignment times.
+TEST_F(JournalTest, C106_TheForgesWholeJobIsKept) {
+  const int64_t t = Now();
+  ports::ForgeJob j = Assigned("large", "job-w", t);
+  j.event_name = "pull_request";
+  j.request_labels = {"np-large", "self-hosted", "gpu"};
+  j.assigned_at_ns = t + 1;
+  ASSERT_OK(ledger_->RecordForgeJob(j));
+  ports::ForgeJob started = Record("job-w");
+  started.runner_id = 77;
+  started.runner_assigned_at_ns = t + 2;
+  started.runner_name = "np-l7";
+  started.lease_id = "l7";
+  ASSERT_OK(ledger_->RecordForgeJob(started));
+  const ports::ForgeJob got = ledger_->ListForgeJobs("large", 0, 10)->front();
+  EXPECT_EQ(got.event_name, "pull_request");
+  EXPECT_EQ(got.request_labels, (std::vector<std::string>{"np-large", "self-hosted", "gpu"}));
+  EXPECT_EQ(got.runner_id, 77);
+  EXPECT_EQ(got.assigned_at_ns, t + 1);
+  EXPECT_EQ(got.runner_assigned_at_ns, t + 2);
 }
 
 }  // namespace

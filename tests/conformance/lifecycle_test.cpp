@@ -310,6 +310,42 @@ TEST_F(LifecycleTest, C81_MarkDeregisteredIsUnfencedAndNeverFails) {
   ASSERT_OK(ledger_->MarkDeregistered(l.id));
 }
 
+// C107 (S14; review D4, D18): a deregistered lease's runner left the forge.
+// Its heartbeat still extends the expiry (the holder keeps the lease until
+// it has stopped the runner) and says so: NP_DEREGISTERED.
+TEST_F(LifecycleTest, C107_ADeregisteredLeasesHeartbeatExtendsItAndSaysSo) {
+  Register("n1");
+  ports::Lease l = Running();
+  ASSERT_OK(ledger_->Heartbeat(l.id, l.epoch));
+  ASSERT_OK(ledger_->MarkDeregistered(l.id));
+  const int64_t before = Get(l.id).expires_at_ns;
+  Advance(kSecond);
+  EXPECT_NP(ledger_->Heartbeat(l.id, l.epoch), NP_DEREGISTERED);
+  EXPECT_EQ(Get(l.id).expires_at_ns, before + kSecond);
+  ASSERT_OK(ledger_->Release(l.id, l.epoch, Phase::kDone));
+}
+
+// C108 (review D19): a lease's job record carries the forge's verdict on
+// the job its runner ran, from the job journal, beside the lease's own.
+TEST_F(LifecycleTest, C108_AJobRecordCarriesTheForgesVerdict) {
+  Register("n1");
+  ports::Lease l = Running();
+  ASSERT_OK(ledger_->Release(l.id, l.epoch, Phase::kDone));  // the runner exited 0
+  EXPECT_EQ((*ledger_->JobForLease(l.id))->forge_result, "");
+  ports::ForgeJob j;
+  j.tier = "small";
+  j.job_id = "job-f";
+  j.runner_name = "np-" + l.id;
+  j.lease_id = l.id;
+  j.completed_at_ns = Now();
+  j.result = "failed";
+  ASSERT_OK(ledger_->RecordForgeJob(j));
+  auto job = ledger_->JobForLease(l.id);
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_EQ((*job)->conclusion, Phase::kDone);  // the lease's verdict stands (C61)
+  EXPECT_EQ((*job)->forge_result, "failed");
+}
+
 // C82
 TEST_F(LifecycleTest, C82_CacheObservationsKeepTheFirstValue) {
   Register("n1");

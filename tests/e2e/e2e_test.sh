@@ -162,8 +162,14 @@ TOML
 # tier "large" taking scale set np-large's jobs (ceiling $ceiling, default 4)
 # through target acme; with "two", tier "small" taking np-small's too.
 # $session_retry (default 30s) is how long a held session is waited out.
+# Poll timing keeps GitHub's ratio, scaled down 60 times: the control plane
+# gives a poll up after 2 s ($poll_timeout; 120 s in production) and the
+# fake holds an idle one 1.47 s (github.com holds ~88 s), unless SPEC_KEYS
+# say otherwise. $runner_env adds variables to the fake runner's command.
 scale_set_config() {
-  start_github_fake "$1"
+  local spec=$1
+  [[ $spec == *poll_hold_ms* ]] || spec=',"poll_hold_ms":1467'$spec
+  start_github_fake "$spec"
   write_config
   local tiers=large
   [ "${2:-}" = two ] && tiers="large small"
@@ -180,11 +186,13 @@ labels = ["self-hosted", "$t"]
 max_concurrent = ${ceiling:-4}
 # A runner no job is left for waits idle, like a real one, then exits 3
 # (its lease then fails, which the cases check never happens).
-command = ["env", "FAKE_RUNNER_WAIT_S=30", "python3", "$src/tests/github/fake_runner.py"]
+command = ["env", "FAKE_RUNNER_WAIT_S=30", "FAKE_RUNNER_MARK_DIR=$dir/marks"${runner_env:+, $runner_env}, "python3", "$src/tests/github/fake_runner.py"]
+${tier_extra:-}
 TOML
   done
+  mkdir -p "$dir/marks"
   write_acme_target jobs
-  echo "session_retry = \"${session_retry:-30s}\"" >"$dir/target-extra"
+  printf 'session_retry = "%s"\npoll_timeout = "%s"\n' "${session_retry:-30s}" "${poll_timeout:-2s}" >"$dir/target-extra"
   sed -i "/^\[targets.acme\]/r $dir/target-extra" "$dir/nodeplane.toml"
 }
 
@@ -914,13 +922,13 @@ scale-set-jobs)
   # config) takes one job, and each completion settles its runner's lease
   # done. Every job runs exactly once; at the end nothing is left open and
   # the session is closed at shutdown.
-  scale_set_config ',"poll_hold_ms":500'
+  scale_set_config ''
   start_scale_set_fleet
   queue_jobs 12
   expect_each_job_run_once 12
   fake /_fake/actions/state | python3 -c 'import json,sys
 s=json.load(sys.stdin)["scale_sets"][0]
-assert s["name"]=="np-large" and [l["name"] for l in s["labels"]]==["self-hosted","large"], s
+assert s["name"]=="np-large" and [l["name"] for l in s["labels"]]==["np-large","self-hosted","large"], s
 assert s["max_capacity"]==4, s' || fail "the scale set is not the tier's: $(fake /_fake/actions/state)"
   expect_fleet_settled 12
   [ "$(grep -c 'event=jobs.completed tier=large .*result=succeeded' "$dir/host.log")" = 12 ] \
@@ -944,7 +952,8 @@ scale-set-fleet)
   # every job runs exactly once and completes, the journal knows each one's
   # lease and node, every lease ends done, no runner is left registered, and
   # no runner was launched that no job was left for.
-  ceiling=6 scale_set_config ',"poll_hold_ms":500' two
+  # GitHub batches entries (a completion with the next assignment): 50 ms here.
+  ceiling=6 scale_set_config ',"batch_ms":50' two
   nodes=3 node_vcpu=4 start_scale_set_fleet
   wait_until "the small scale set's session" grep -q "event=jobs.session_opened tier=small" "$dir/host.log"
   started=$(date +%s.%N)
@@ -977,7 +986,7 @@ scale-set-chaos)
   # predecessor's session, reads the runners from the ledger and the
   # running jobs from the journal, and settles the completions it owes: no
   # job is lost or run twice, every lease ends done.
-  ceiling=6 session_retry=1s scale_set_config ',"poll_hold_ms":500,"session_idle_seconds":2' two
+  ceiling=6 session_retry=1s scale_set_config ',"session_idle_seconds":2' two
   nodes=3 node_vcpu=4 start_scale_set_fleet
   wait_until "the small scale set's session" grep -q "event=jobs.session_opened tier=small" "$dir/host.log"
   queue_jobs 100
@@ -999,7 +1008,7 @@ scale-set-storm)
   # Issue 18: GitHub answering 5xx, then 429 with Retry-After, for a while,
   # with jobs queued: the listener backs off (the wait it logs grows, and
   # honours Retry-After), never crashes, and every job runs once afterwards.
-  scale_set_config ',"poll_hold_ms":500'
+  scale_set_config ''
   start_scale_set_fleet
   queue_jobs 10
   fake /_fake/actions/faults -X POST -H 'content-type: application/json' -d '{"status":503,"count":4}' >/dev/null
@@ -1022,7 +1031,7 @@ scale-set-settle-restart)
   # the node resumes, and the new process settles the restored completion
   # (DestroyCompletedBound while the lease is open, the verdict alone once
   # the node has released it).
-  session_retry=1s scale_set_config ',"poll_hold_ms":500,"session_idle_seconds":2'
+  session_retry=1s scale_set_config ',"session_idle_seconds":2'
   nodes=1 start_scale_set_fleet
   queue_jobs 1 hold
   wait_until "the runner to take the job" grep -q "event=jobs.started tier=large" "$dir/host.log"
@@ -1048,7 +1057,7 @@ scale-set-restart)
   # acknowledged come back; the runner count is read from the ledger, so
   # nothing is launched twice and no job is lost or run twice. (A 409 is
   # waited out 3 s at a time here, not the default 30 s.)
-  session_retry=3s scale_set_config ',"poll_hold_ms":500,"session_idle_seconds":2'
+  session_retry=3s scale_set_config ',"session_idle_seconds":2'
   start_scale_set_fleet
   queue_jobs 12 hold
   wait_until "runners to run jobs" bash -c "[ \$(grep -c 'event=jobs.started tier=large' $dir/host.log) -ge 2 ]"
@@ -1062,6 +1071,179 @@ scale-set-restart)
   expect_each_job_run_once 12
   grep -q "event=jobs.session_held tier=large" "$dir/host.log" || echo "note: the old session had expired before the restart asked"
   expect_fleet_settled 12
+  ;;
+scale-set-requeue)
+  # Issue 47 (review D1): GitHub re-queues a job no runner took within its
+  # pickup window: JobCompleted "canceled" naming no runner, then JobAssigned
+  # again for the same jobId. Here the runner is slow to come up (scaled: a
+  # 2 s window, a runner that asks for a job after 3 s), so the job is
+  # re-queued once, then taken, and runs to its end: it ends succeeded and
+  # its runner is never signalled.
+  runner_env='"FAKE_RUNNER_TAKE_DELAY_S=3"' scale_set_config ',"pickup_window_ms":2000'
+  nodes=1 start_scale_set_fleet
+  queue_jobs 1
+  expect_each_job_run_once 1
+  fake /_fake/actions/jobs | python3 -c 'import json,sys
+j=json.load(sys.stdin)[0]
+sys.exit(0 if j["result"]=="succeeded" and j["requeues"]>=1 else "not re-queued then succeeded: %s" % j)' \
+    || fail "the job was not re-queued, or did not succeed"
+  grep -q "event=jobs.completed tier=large .*result=canceled" "$dir/host.log" || fail "the cancellation never arrived"
+  expect_fleet_settled 1
+  [ -z "$(ls "$dir/marks")" ] || fail "a runner was signalled: $(ls "$dir/marks")"
+  ctl --json jobs list | python3 -c 'import json,sys
+j=json.load(sys.stdin)[0]
+sys.exit(0 if j["requeues"]>=1 and j["result"]=="succeeded" else "journal: %s" % j)' || fail "the journal lost the re-queue"
+  ;;
+scale-set-session-expiry)
+  # Issue 47 (wire comparison D2): GitHub drops the session and answers its
+  # queue 400 RunnerScaleSetSessionExpiredException: the listener opens a
+  # new session, says why, and the jobs queued meanwhile run. It is no
+  # poll failure.
+  scale_set_config ''
+  nodes=1 start_scale_set_fleet
+  fake /_fake/actions/expire_sessions -X POST >/dev/null
+  wait_until "a new session" bash -c "[ \$(grep -c 'event=jobs.session_opened tier=large' $dir/host.log) -ge 2 ]"
+  grep -q "event=jobs.session_lost tier=large .*RunnerScaleSetSessionExpiredException" "$dir/host.log" \
+    || fail "the lost session was not said: $(grep session "$dir/host.log" | tail -3)"
+  queue_jobs 3
+  expect_each_job_run_once 3
+  expect_fleet_settled 3
+  grep -q "event=jobs.poll_failed" "$dir/host.log" && fail "a dropped session was reported as a poll failure"
+  ;;
+scale-set-deleted)
+  # Issue 47 (review D10): GitHub deletes a scale set (offline for a day, or
+  # an admin): its session dies, and opening another answers 404
+  # RunnerScaleSetNotFoundException. The listener creates the scale set again
+  # and takes its jobs.
+  scale_set_config ''
+  nodes=1 start_scale_set_fleet
+  fake /_fake/actions/delete_scale_set -X POST -H 'content-type: application/json' -d '{"scale_set":"np-large"}' >/dev/null
+  wait_until "the scale set created again" bash -c "[ \$(grep -c 'event=jobs.scale_set_ready tier=large' $dir/host.log) -ge 2 ]"
+  grep -q "event=jobs.scale_set_gone tier=large .*RunnerScaleSetNotFoundException" "$dir/host.log" \
+    || fail "the deleted scale set was not said: $(grep scale_set "$dir/host.log" | tail -3)"
+  wait_until "a session on the new scale set" bash -c "[ \$(grep -c 'event=jobs.session_opened tier=large' $dir/host.log) -ge 2 ]"
+  queue_jobs 3
+  expect_each_job_run_once 3
+  expect_fleet_settled 3
+  ;;
+scale-set-ghes-labels)
+  # Issue 47 (wire comparison D3): a GHES without custom scale-set labels
+  # (3.9-3.20 without DistributedTask.AllowRunnerScaleSetCustomLabels) keeps
+  # only the scale set's name: the name is always the first label, so
+  # runs-on: np-large matches, and the labels GitHub dropped are named.
+  scale_set_config ',"custom_labels":false'
+  nodes=1 start_scale_set_fleet
+  [ "$(fake /_fake/actions/state | python3 -c 'import json,sys; print([l["name"] for l in json.load(sys.stdin)["scale_sets"][0]["labels"]])')" = "['np-large']" ] \
+    || fail "the fake kept custom labels: $(fake /_fake/actions/state)"
+  grep -q "event=jobs.labels_dropped tier=large .*kept=np-large dropped=self-hosted,large" "$dir/host.log" \
+    || fail "the dropped labels were not said: $(grep labels "$dir/host.log")"
+  queue_jobs 2
+  expect_each_job_run_once 2
+  expect_fleet_settled 2
+  ;;
+scale-set-queue-query)
+  # Issue 47 (wire comparison D4): GHES's message queue URL carries
+  # ?sessionId=, and the queue refuses a poll or an acknowledgement without
+  # it. Every one keeps it.
+  scale_set_config ''
+  nodes=1 start_scale_set_fleet
+  queue_jobs 2
+  expect_each_job_run_once 2
+  expect_fleet_settled 2
+  fake /_fake/log | python3 -c 'import json,sys
+q=[e for e in json.load(sys.stdin) if e["path"].startswith("/actions-queue/")]
+bad=[e for e in q if "sessionId=" not in e["path"]]
+acks=[e for e in q if e["method"]=="DELETE"]
+sys.exit("queue calls without the query: %s" % bad[:3] if bad else 0 if acks else "no acknowledgement was seen")' \
+    || fail "the queue URL lost its query"
+  ;;
+scale-set-idle-poll)
+  # Issue 47 (wire comparison D1): GitHub holds an idle poll past the
+  # control plane's old 50 s deadline (~88 s on github.com). Scaled 25
+  # times: the fake holds 3.5 s, the old deadline was 2 s, the bound is now
+  # 5 s (120 s). Then the fake holds 6 s, past even the bound: a poll given
+  # up at the bound is no message too. Idle all along, no poll failure is
+  # logged, and a job queued afterwards runs.
+  poll_timeout=5s scale_set_config ',"poll_hold_ms":3520'
+  nodes=1 start_scale_set_fleet
+  polls() { fake /_fake/log | python3 -c 'import json,sys; print(sum(e["method"]=="GET" and e["path"].startswith("/actions-queue/") for e in json.load(sys.stdin)))'; }
+  wait_s=60 wait_until "three polls held to their end" bash -c "[ \$(curl -fsS http://127.0.0.1:$gh_port/_fake/log | python3 -c 'import json,sys; print(sum(e[\"method\"]==\"GET\" and e[\"path\"].startswith(\"/actions-queue/\") for e in json.load(sys.stdin)))') -ge 4 ]"
+  fake /_fake/actions/behaviour -X POST -H 'content-type: application/json' -d '{"poll_hold_ms":6000}' >/dev/null
+  seen=$(polls)
+  wait_s=60 wait_until "three polls given up at the bound" bash -c "[ \$(curl -fsS http://127.0.0.1:$gh_port/_fake/log | python3 -c 'import json,sys; print(sum(e[\"method\"]==\"GET\" and e[\"path\"].startswith(\"/actions-queue/\") for e in json.load(sys.stdin)))') -ge $((seen + 3)) ]"
+  grep -q "event=jobs.poll_failed" "$dir/host.log" && fail "an idle poll was reported as a failure: $(grep -m2 poll_failed "$dir/host.log")"
+  grep -q "event=jobs.session_opened tier=large" "$dir/host.log" && [ "$(grep -c 'event=jobs.session_opened' "$dir/host.log")" = 1 ] \
+    || fail "the session was opened again"
+  queue_jobs 1
+  expect_each_job_run_once 1
+  expect_fleet_settled 1
+  ;;
+scale-set-remote-auth)
+  # Issue 47 (wire comparison D5): GitHub does not always accept a
+  # registration token at once; the RemoteAuth exchange answers 401, then
+  # 403. The plugin retries as GitHub's clients do (1 s, 2 s) and the scale
+  # set is created with no failure logged.
+  scale_set_config ''
+  fake /_fake/actions/remote_auth_faults -X POST -H 'content-type: application/json' -d '{"status":401,"count":1}' >/dev/null
+  nodes=1 start_scale_set_fleet
+  grep -q "event=plugin.github.retry .*runner-registration" "$dir/host.log" || fail "the 401 was not retried: $(grep -m3 github "$dir/host.log")"
+  grep -q "event=jobs.scale_set_unavailable" "$dir/host.log" && fail "a transient 401 failed the scale set"
+  queue_jobs 1
+  expect_each_job_run_once 1
+  expect_fleet_settled 1
+  ;;
+scale-set-retire)
+  # Issue 47 (review D4): idle runners are retired down to min_idle, and a
+  # node's drain and a deployment drain end while runners are idle. Tier
+  # large keeps one idle runner (min_idle = 1) and retires a surplus one idle
+  # for 1 s. Three jobs are queued and cancelled before any runner took them
+  # (the runners are slow to ask): their three runners are retired at GitHub
+  # and stopped by their node, leaving one. The node holding it is stopped
+  # (SIGTERM): it withdraws, its idle runner is retired, and it exits; the
+  # runner kept idle is launched again on the other node. Then the
+  # deployment is drained, which retires that one too.
+  runner_env='"FAKE_RUNNER_TAKE_DELAY_S=2"' tier_extra=$'min_idle = 1\nidle_timeout = "1s"' scale_set_config ''
+  nodes=2 start_scale_set_fleet
+  runners() { fake /_fake/actions/state | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["agents"]))'; }
+  wait_until "one runner kept idle" bash -c "[ \$(curl -fsS http://127.0.0.1:$gh_port/_fake/actions/state | python3 -c 'import json,sys; print(len(json.load(sys.stdin)[\"agents\"]))') = 1 ]"
+  queue_jobs 3
+  wait_until "four runners" bash -c "[ \$(grep -c event=jobs.runner_launched $dir/host.log) -ge 4 ]"
+  fake /_fake/actions/cancel -X POST -H 'content-type: application/json' -d '{"scale_set":"np-large"}' >/dev/null
+  wait_until "three retired" bash -c "[ \$(grep -c 'event=jobs.runner_retired tier=large' $dir/host.log) -ge 3 ]"
+  wait_until "their leases to end" bash -c "[ \$($bin/nodeplanectl --config $dir/nodeplane.toml --json leases list | grep -o '\"tier\":\"large\"' | wc -l) = 1 ]"
+  [ "$(runners)" = 1 ] || fail "GitHub still lists $(runners) runners"
+  ctl metrics | grep -q '^nodeplane_leases_released_total{outcome="failed"} 0$' || fail "a retired runner's lease failed: $(ctl metrics | grep released_total)"
+  idle_node=$(ctl --json leases list | sed -n 's/.*"node":"\(n[12]\)".*/\1/p' | head -1)
+  idle_pid=$(pgrep -f -- "--name $idle_node --state-dir $dir/$idle_node")
+  kill -TERM "$idle_pid"
+  wait_until "$idle_node to finish its drain" bash -c "! kill -0 $idle_pid 2>/dev/null"
+  grep -q "event=jobs.runner_retired tier=large .*why=\"its node is leaving\"" "$dir/host.log" || fail "the leaving node's runner was not retired"
+  wait_until "the idle runner kept on the other node" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json leases list | grep -q '\"phase\":\"busy\"'"
+  wait_s=60 wait_until "the deployment's drain to end" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml drain --timeout 50s >/dev/null"
+  grep -q "event=jobs.runner_retired tier=large .*why=\"the deployment is draining\"" "$dir/host.log" || fail "the drain did not retire the idle runner"
+  ;;
+scale-set-job-result)
+  # Issue 47 (review D19): an ephemeral runner exits 0 whatever its job's
+  # result, so a lease its runner released first ends done; the job's result
+  # is GitHub's. Two jobs fail at GitHub: the journal and the lease's record
+  # (nodeplanectl leases show; the dashboard's recent jobs read the same)
+  # say failed, beside the lease's own verdict.
+  runner_env='"FAKE_RUNNER_RESULT=failed"' scale_set_config ''
+  nodes=1 start_scale_set_fleet
+  queue_jobs 2
+  wait_s=60 wait_until "both jobs to be settled" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json jobs list \
+    | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if len(j)==2 and all(e[\"settled\"] for e in j) else 1)'"
+  ctl --json jobs list >"$dir/journal.json"
+  python3 - "$dir/journal.json" "$bin/nodeplanectl" "$dir/nodeplane.toml" <<'PY' || fail "GitHub's result was not recorded"
+import json, subprocess, sys
+for j in json.load(open(sys.argv[1])):
+    if j["result"] != "failed": sys.exit("journal: %s" % j)
+    shown = json.loads(subprocess.check_output([sys.argv[2], "--config", sys.argv[3], "--json", "leases", "show", j["lease"]]))
+    # The lease's own verdict is its node's: done when the runner exited
+    # first (0, whatever its job did), GitHub's when the settling destroy came
+    # first. The job's result is GitHub's either way.
+    if shown["phase"] not in ("done", "failed") or shown["forge_result"] != "failed": sys.exit("lease: %s" % shown)
+PY
   ;;
 sqlite-one-process)
   # Issue 20: a SQLite ledger is one process's: a second nodeplaned on the
@@ -1087,7 +1269,7 @@ ha-failover)
   # restarted once. Afterwards every job ran exactly once and every lease
   # ended done; the takeover times are printed.
   [ -n "${NODEPLANE_TEST_PG_DSN:-}" ] || { echo "NODEPLANE_TEST_PG_DSN is not set: skipped"; exit 77; }
-  ceiling=6 session_retry=1s scale_set_config ',"poll_hold_ms":500,"session_idle_seconds":2' two
+  ceiling=6 session_retry=1s scale_set_config ',"session_idle_seconds":2' two
   sed -i '/^\[plugins\.ledger\]/,/^quarantine_grace_seconds/d' "$dir/nodeplane.toml"
   read -r pa pb < <(python3 -c 'import socket
 s=[socket.socket() for _ in range(2)]

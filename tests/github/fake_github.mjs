@@ -18,9 +18,9 @@
 //                   "delay_ms":N}: the next N matching requests get that,
 // POST /_fake/revoke_tokens, POST /_fake/token_ttl {"seconds":N},
 // POST /_fake/busy {"name":"..","busy":true}.
-// The Actions service of runner scale sets is fake_actions.mjs (its SPEC
-// keys: admin_token_ttl_seconds, queue_token_ttl_seconds, poll_hold_ms,
-// session_idle_seconds).
+// The Actions service of runner scale sets is fake_actions.mjs; its SPEC
+// keys (poll_hold_ms, queue_url, session_gone, custom_labels,
+// pickup_window_ms, ...) switch GitHub's behaviours, listed there.
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';

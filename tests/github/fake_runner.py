@@ -6,9 +6,16 @@ passes it) and presents it to the fake Actions service: `take` is parked
 there until a job is assigned to its scale set, `finish` until the job is
 released (a held job) or at once. Then it exits 0: one job, like a real
 ephemeral JIT runner. It never prints the config. Exits 3 when no job came
-within FAKE_RUNNER_WAIT_S (an idle runner the statistics over-counted).
+within FAKE_RUNNER_WAIT_S (an idle runner the statistics over-counted), or
+when its registration was removed meanwhile (a retired idle runner).
+
+FAKE_RUNNER_TAKE_DELAY_S: seconds to wait before asking for a job (a runner
+slow to come up, so that GitHub's pickup window can pass).
+FAKE_RUNNER_RESULT: the job's result to report (default "succeeded").
+FAKE_RUNNER_MARK_DIR: where to leave "<pid>.signalled" when the runner is
+sent SIGTERM, so a test can prove no runner was ever signalled.
 """
-import base64, json, os, sys, urllib.request, urllib.error
+import base64, json, os, signal, sys, time, urllib.request, urllib.error
 
 config_text = os.environ.get("NODEPLANE_JIT_CONFIG", "")
 if not config_text:
@@ -16,6 +23,18 @@ if not config_text:
     sys.exit(2)
 service = json.loads(base64.b64decode(config_text))["service"]
 wait_s = float(os.environ.get("FAKE_RUNNER_WAIT_S", "120"))
+mark_dir = os.environ.get("FAKE_RUNNER_MARK_DIR", "")
+
+
+def signalled(signum, frame):
+    if mark_dir:
+        with open(os.path.join(mark_dir, "%d.signalled" % os.getpid()), "w") as f:
+            f.write("signal %d\n" % signum)
+    print("fake_runner: signalled (%d)" % signum, flush=True)
+    sys.exit(143)
+
+
+signal.signal(signal.SIGTERM, signalled)
 
 
 def post(path, body):
@@ -28,10 +47,11 @@ def post(path, body):
         return e.code, e.read()
 
 
+time.sleep(float(os.environ.get("FAKE_RUNNER_TAKE_DELAY_S", "0")))
 status, body = post("/actions-runner/take", {"jit": config_text, "wait_ms": int(wait_s * 1000)})
 if status != 200:
     print(f"fake_runner: no job ({status})", file=sys.stderr)
     sys.exit(3)
 print(f"fake_runner: running {json.loads(body)['job_id']}", flush=True)
-status, _ = post("/actions-runner/finish", {"jit": config_text, "result": "succeeded"})
+status, _ = post("/actions-runner/finish", {"jit": config_text, "result": os.environ.get("FAKE_RUNNER_RESULT", "succeeded")})
 sys.exit(0 if status == 204 else 4)

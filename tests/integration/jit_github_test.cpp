@@ -403,6 +403,37 @@ TEST_F(GithubConfigTest, BadConfigIsRefusedNamingTheKey) {
   EXPECT_EQ(Refusal(R"({"api_url":"https://ghes.example.com/api/v3","organization":"acme",)" + app + "}"), "");
 }
 
+// D13 of the wire comparison: GitHub's own clients (Go) accept TLS 1.2, and
+// not every GitHub endpoint is known to offer 1.3, so neither does the
+// plugin refuse it by default; tls_min_version = "1.3" insists. The server
+// here is OpenSSL's own, offering TLS 1.2 only.
+TEST_F(GithubConfigTest, D13_ATls12OnlyServerIsReachedByDefaultAndRefusedWhen13IsAskedFor) {
+  ASSERT_EQ(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
+                         "subjectAltName=IP:127.0.0.1 -keyout " + dir_ + "/tls.key -out " + dir_ + "/tls.crt 2>/dev/null")
+                            .c_str()),
+            0);
+  const uint16_t port = testing::FreeLoopbackPort();
+  testing::Child server({"openssl", "s_server", "-accept", std::to_string(port), "-cert", dir_ + "/tls.crt", "-key",
+                         dir_ + "/tls.key", "-tls1_2", "-www"},
+                        dir_ + "/s_server.log");
+  ASSERT_TRUE(server.AwaitLine("ACCEPT")) << ReadAll(dir_ + "/s_server.log");
+  testing::MakeAppKey(dir_ + "/k.pem", dir_ + "/k.pub");
+  auto describe = [&](const std::string& extra) {
+    PluginUnderTest p(dir_);
+    Status created = p.Create("{\"api_url\":\"https://127.0.0.1:" + std::to_string(port) +
+                              R"(/api/v3","organization":"acme","app_id":1,"private_key_file":"k.pem","max_attempts":1,"ca_file":")" +
+                              dir_ + "/tls.crt\"" + extra + "}");
+    EXPECT_TRUE(created.ok()) << created.ToString();
+    return created.ok() ? p.source().Describe("").status().message() : std::string();
+  };
+  // By default the handshake succeeds (the HTML page OpenSSL answers is no installation).
+  const std::string plain = describe("");
+  EXPECT_EQ(plain.find("TLS to"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("installation"), std::string::npos) << plain;
+  const std::string strict = describe(R"(,"tls_min_version":"1.3")");
+  EXPECT_NE(strict.find("TLS to 127.0.0.1"), std::string::npos) << strict;
+}
+
 TEST_F(GithubConfigTest, TheKeyFileMustBeMode0600AndAnRsaKey) {
   testing::MakeAppKey(dir_ + "/k.pem", dir_ + "/k.pub");
   const std::string config = R"({"organization":"acme","app_id":1,"private_key_file":"k.pem"})";

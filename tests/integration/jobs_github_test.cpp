@@ -14,11 +14,7 @@
 #include <thread>
 
 #include "free_port.h"
-#include "github_doubles.h"
-#include "loader/host_services.h"
-#include "loader/jobs_adapter.h"
-#include "loader/plugin_library.h"
-#include "wire/http_client.h"
+#include "jobs_github_fixture.h"
 
 namespace nodeplane {
 namespace {
@@ -28,85 +24,9 @@ using testing::ReadAll;
 using std::chrono::seconds;
 
 const std::string kDoubles = GITHUB_DOUBLES_DIR;
-
-std::string TempDir(const char* name) {
-  std::string tmpl = ::testing::TempDir() + "/" + name + "-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
-  return tmpl;
-}
-
-class JobsGithubTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = TempDir("np-jobs"); }
-  void TearDown() override {
-    sources_.clear();
-    fake_.reset();
-    if (log_file_ != nullptr) std::fclose(log_file_);
-    std::filesystem::remove_all(dir_);
-  }
-
-  void StartFake(const std::string& extra_spec = "") {
-    fake_ = std::make_unique<testing::GithubFake>(kDoubles, dir_);
-    ASSERT_EQ(fake_->Start(3, extra_spec), "");
-    log_file_ = std::fopen((dir_ + "/host.log").c_str(), "w");
-    log_ = std::make_unique<Logger>(LogLevel::kDebug, LogFormat::kLogfmt, log_file_);
-    host_ = std::make_unique<loader::HostServices>(*log_, dir_);
-  }
-
-  // A job source for App A on acme, as a [plugins.NAME.config] table.
-  ports::JobSource& Source() {
-    auto lib = loader::PluginLibrary::Open(std::string(PLUGIN_DIR) + "/jit-github.so", "", host_->c());
-    EXPECT_TRUE(lib.ok()) << lib.status().ToString();
-    const std::string config = "{\"api_url\":\"http://127.0.0.1:" + std::to_string(fake_->port()) +
-                               R"(/api/v3","organization":"acme","app_id":11,"private_key_file":"app-a.pem","timeout_seconds":5})";
-    auto made = loader::JobsAdapter::Create(*lib, "github-jobs", config, host_->c(), false);
-    EXPECT_TRUE(made.ok()) << made.status().ToString();
-    sources_.push_back(std::move(*made));
-    return *sources_.back();
-  }
-
-  json::value Control(const std::string& method, const std::string& path, const std::string& body = "") {
-    return fake_->Control(method, path, body);
-  }
-  int Requests(const std::string& pattern) { return static_cast<int>(fake_->Requests(pattern).size()); }
-  std::string LogText() {
-    std::fflush(log_file_);
-    return ReadAll(dir_ + "/host.log");
-  }
-  // The fake runner: presents a JIT config to the fake service.
-  int Runner(const std::string& action, const std::string& jit, const std::string& extra = "") {
-    wire::HttpClient c(wire::ClientOptions{"127.0.0.1", fake_->port(), std::nullopt, {}});
-    auto r = c.Do("POST", "/actions-runner/" + action, R"({"jit":")" + jit + "\"" + extra + "}");
-    return r.ok() ? r->status : -1;
-  }
-
-  ports::ScaleSet Ensure(ports::JobSource& src, const std::string& name = "np-large") {
-    auto set = src.EnsureScaleSet(name, "builders", {"self-hosted", "linux", "large"});
-    EXPECT_TRUE(set.ok()) << set.status().ToString();
-    return set.ok() ? *set : ports::ScaleSet{};
-  }
-
-  // The scale set np-large and a session on it, held by "host-a".
-  std::pair<int64_t, uint64_t> Opened(ports::JobSource& src) {
-    const int64_t id = Ensure(src).id;
-    auto session = src.OpenSession(id, "host-a", nullptr);
-    EXPECT_TRUE(session.ok()) << session.status().ToString();
-    return {id, session.ok() ? *session : 0};
-  }
-
-  std::optional<ports::QueueMessage> Next(ports::JobSource& src, uint64_t session, int64_t last = 0) {
-    auto m = src.NextMessage(session, last, 10, seconds(10));
-    EXPECT_TRUE(m.ok()) << m.status().ToString();
-    return m.ok() ? *m : std::nullopt;
-  }
-
-  std::string dir_;
-  std::unique_ptr<testing::GithubFake> fake_;
-  std::FILE* log_file_ = nullptr;
-  std::unique_ptr<Logger> log_;
-  std::unique_ptr<loader::HostServices> host_;
-  std::vector<std::unique_ptr<loader::JobsAdapter>> sources_;
-};
+using testing::kPollBound;
+using testing::TempDir;
+using JobsGithubTest = testing::JobsGithubFixture;
 
 TEST_F(JobsGithubTest, AScaleSetIsCreatedOnceWithTheTiersLabelsThenFound) {
   StartFake();
@@ -114,7 +34,7 @@ TEST_F(JobsGithubTest, AScaleSetIsCreatedOnceWithTheTiersLabelsThenFound) {
   const ports::ScaleSet made = Ensure(src);
   EXPECT_GT(made.id, 0);
   EXPECT_EQ(made.runner_group_id, 98);  // "builders"
-  EXPECT_EQ(made.labels, (std::vector<std::string>{"self-hosted", "linux", "large"}));
+  EXPECT_EQ(made.labels, (std::vector<std::string>{"np-large", "self-hosted", "linux", "large"}));
   const ports::ScaleSet again = Ensure(src);
   EXPECT_EQ(again.id, made.id);
   EXPECT_EQ(Requests("POST /actions-service/_apis/runtime/runnerscalesets\\?"), 1);
@@ -122,7 +42,7 @@ TEST_F(JobsGithubTest, AScaleSetIsCreatedOnceWithTheTiersLabelsThenFound) {
   EXPECT_EQ(Requests("POST .*/actions/runners/registration-token"), 1);
   EXPECT_EQ(Requests("POST /api/v3/actions/runner-registration"), 1);
   // Labels changed in config are written to the scale set.
-  auto relabelled = src.EnsureScaleSet("np-large", "builders", {"self-hosted", "xl"});
+  auto relabelled = src.EnsureScaleSet("np-large", "builders", {"np-large", "self-hosted", "xl"});
   ASSERT_TRUE(relabelled.ok());
   EXPECT_EQ(relabelled->id, made.id);
   EXPECT_EQ(Requests("PATCH /actions-service/_apis/runtime/runnerscalesets/"), 1);
@@ -276,7 +196,7 @@ TEST_F(JobsGithubTest, ExpiredTokensAreRefreshedOnceOnA401) {
 }
 
 TEST_F(JobsGithubTest, CancelEndsAParkedPollAtOnce) {
-  StartFake(R"(,"poll_hold_ms":60000)");
+  StartFake(R"(,"poll_hold_ms":66000)");  // 88 s against 120 s, as the bound of 90 s below
   auto& src = Source();
   const auto [id, session] = Opened(src);
   ASSERT_NE(session, 0u);

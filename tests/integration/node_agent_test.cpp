@@ -165,6 +165,18 @@ TEST_F(NodeAgentTest, AForceReleasedLeaseStopsItsJobAndIsReleasedFailed) {
   EXPECT_NE(JobLog(lease.id).find("got-term"), std::string::npos) << "the job was not stopped: " << JobLog(lease.id);
 }
 
+// Review D4 (J6 of scale_set_listener.h): a lease whose runner left GitHub
+// (the intake retired it idle, or its job ended) is marked deregistered; the
+// node's next heartbeat hears NP_DEREGISTERED, stops the runner and
+// releases the lease done. This is how a draining node's idle runners end.
+TEST_F(NodeAgentTest, D4_ADeregisteredLeasesRunnerIsStoppedAndItsLeaseReleasedDone) {
+  ports::Lease lease = LaunchBusy(3);
+  ASSERT_TRUE(daemon_->ledger().MarkDeregistered(lease.id).ok());
+  ASSERT_TRUE(Eventually([&] { return Ended(lease.id).has_value(); })) << "the node never stopped the retired runner";
+  EXPECT_EQ(Ended(lease.id)->conclusion, ports::Phase::kDone) << Ended(lease.id)->failure_reason;
+  EXPECT_NE(JobLog(lease.id).find("got-term"), std::string::npos) << "the runner was not stopped: " << JobLog(lease.id);
+}
+
 // Issue 24 #1: a job starts with SIGTERM deliverable (nodeplane-node blocks
 // it in its own threads), so a destroy's SIGTERM reaches the job's trap
 // instead of waiting out the grace for SIGKILL.

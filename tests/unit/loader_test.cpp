@@ -197,7 +197,7 @@ TEST_F(LoaderTest, ConcurrentCallsRunOnThePool) {
 // know) carries none, and its Status says it all.
 TEST(VerdictOf, EachReasonCodeHasAVerdictOfItsOwn) {
   std::set<ports::Verdict> seen;
-  for (np_code rc = NP_OK; rc <= NP_SCHEMA_TOO_NEW; ++rc) {
+  for (np_code rc = NP_OK; rc <= NP_DEREGISTERED; ++rc) {
     const ports::Verdict v = VerdictOf(rc);
     const bool plain = rc == NP_OK || rc == NP_INVALID || rc == NP_UNAVAILABLE || rc == NP_REFUSED || rc == NP_INTERNAL;
     if (plain) {
@@ -209,6 +209,7 @@ TEST(VerdictOf, EachReasonCodeHasAVerdictOfItsOwn) {
   }
   EXPECT_EQ(VerdictOf(999), ports::Verdict::kNone);
   EXPECT_TRUE(ports::Is(PluginError().ToStatus(NP_FORCE_RELEASE, "p"), ports::Verdict::kForceRelease));
+  EXPECT_TRUE(ports::Is(PluginError().ToStatus(NP_DEREGISTERED, "p"), ports::Verdict::kDeregistered));
 }
 
 }  // namespace

@@ -16,7 +16,9 @@
  *                      previous process may still be alive): the host waits
  *                      and tries again, it never gives up on the tier.
  *   next_message       a bounded long poll; puts at most one message. No
- *                      message within the bound is NP_OK with nothing put.
+ *                      message within the bound is NP_OK with nothing put,
+ *                      also when the forge still holds the poll at the
+ *                      bound: a held poll is never an outage.
  *   acknowledge        removes a message from the queue. The host calls it
  *                      only after it has made durable what the message
  *                      said; an unacknowledged message comes back, to this
@@ -29,6 +31,8 @@
  *                      the forge to expire it.
  *   cancel             makes a next_message blocked on the session return
  *                      promptly with NP_UNAVAILABLE; for shutdown.
+ *   remove_runner      (optional) takes an idle runner's registration away
+ *                      before the host stops its compute.
  *
  * A session handle is the plugin's: nonzero, opaque to the host, valid from
  * open_session until close_session returns (whatever its result). The
@@ -38,7 +42,8 @@
  * retryable = 1 and, when known, retry_after_ns; a scale set or runner group
  * that cannot be found or created is NP_INVALID or NP_NOT_FOUND with a
  * message naming the target and the scale set; a session the forge no
- * longer knows is NP_NOT_FOUND (the host opens a new one).
+ * longer knows is NP_NOT_FOUND (the host opens a new one), and so is a
+ * scale set the forge deleted, at open_session (the host ensures it again).
  *
  * Messages the plugin cannot decode are still put, with `undecodable` = 1,
  * their id and `decode_error`, and no jobs: whether to acknowledge one is
@@ -121,6 +126,11 @@ typedef struct np_jobs_job_v1 {
   int64_t runner_id;          /* started, completed */
   const char* runner_name;    /* started, completed */
   const char* result;         /* completed: "succeeded", "failed", "canceled", ... */
+  /* ---- Appended with the forge's whole job entry (a host reads them only
+   * when struct_size reaches them) ---- */
+  const char* const* request_labels; /* the job's runs-on, n_request_labels of them; NULL when none */
+  uint32_t n_request_labels;
+  int64_t runner_assigned_at_ns;     /* when the forge gave the job to a runner */
 } np_jobs_job_v1;
 
 /* `statistics` is a pointer, not a member, so that np_jobs_statistics_v1
@@ -203,6 +213,18 @@ typedef struct np_jobs_v1 {
    * answer has stated it. What an operator watches before the forge starts
    * refusing registrations. */
   np_code (*rate_limit)(void* self, int64_t* remaining, int64_t* reset_at_ns, np_error* err);
+
+  /* ---- Appended with idle-runner retirement: OPTIONAL ---- */
+
+  /* Removes the runner named exactly `runner_name` from scale set
+   * `scale_set_id` at the forge, so no job can be given to it any more;
+   * when runner_id is not 0 it must be that runner's id. NP_OK when the
+   * runner is gone (already gone included). NP_CONFLICT, removing nothing,
+   * when the runner is running a job or belongs to another scale set;
+   * NP_UNAVAILABLE (retryable) for an outage. The host calls it before it
+   * stops an idle runner's compute, from its pool, as every other call. */
+  np_code (*remove_runner)(void* self, int64_t scale_set_id, const char* runner_name, int64_t runner_id,
+                           np_error* err);
 } np_jobs_v1;
 
 #ifdef __cplusplus

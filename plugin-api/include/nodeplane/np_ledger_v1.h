@@ -339,6 +339,9 @@ typedef struct np_job_v1 {
   const char* image_cache;
   const char* cache_generation;
   const char* actions_cache;
+  /* ---- Appended with the job intake: read only as far as struct_size reaches ---- */
+  const char* forge_result;      /* the forge's verdict on the job this lease's runner ran, from the
+                                  * job journal ("succeeded", "failed", "canceled", ...); "" when none */
 } np_job_v1;
 
 typedef struct np_job_sink {
@@ -368,6 +371,16 @@ typedef struct np_forge_job_v1 {
   const char* lease_id;      /* the lease of the runner that took it */
   const char* result;        /* the forge's verdict ("succeeded", "failed", "canceled", ...) */
   int64_t settled_at_ns;     /* when the host settled lease_id with result */
+  /* ---- Appended with the forge's whole job (a store reads them only as far
+   * as struct_size reaches, and puts them all) ---- */
+  const char* event_name;               /* push, pull_request, schedule, ... */
+  const char* const* request_labels;    /* the job's runs-on, n_request_labels of them */
+  uint32_t n_request_labels;
+  int64_t runner_id;                    /* the forge's id of the runner that took it */
+  int64_t assigned_at_ns;               /* when the forge last assigned it (LATEST wins) */
+  int64_t runner_assigned_at_ns;        /* when the forge gave it to a runner */
+  int64_t requeues;                     /* output only: assignments ended with no runner (below) */
+  int64_t settle_tried_at_ns;           /* the host's last failed settle (LATEST wins) */
 } np_forge_job_v1;
 
 typedef struct np_forge_job_sink {
@@ -444,7 +457,12 @@ typedef struct np_ledger_v1 {
   np_code (*advance)(void* self, const char* lease_id, int64_t epoch, int32_t to, const char* incarnation,
                      np_error* err);
   /* Extends expiry to now + TTL. NP_FORCE_RELEASE when an operator asked the
-   * holder to give the lease up (expiry is then not extended). */
+   * holder to give the lease up (expiry is then not extended).
+   * NP_DEREGISTERED, after extending the expiry, when the lease was marked
+   * deregistered (mark_deregistered): its runner left the forge (its job
+   * ended, or the host retired it idle), so the holder should stop the
+   * compute and release the lease done. A store built before this answers
+   * NP_OK, and the holder keeps the lease until its runner exits. */
   np_code (*heartbeat)(void* self, const char* lease_id, int64_t epoch, np_error* err);
   /* Records why an open lease will fail; the first reason wins (a different
    * one is NP_CONFLICT). Capacity stays charged. */
@@ -463,8 +481,11 @@ typedef struct np_ledger_v1 {
    * the vocabularies. */
   np_code (*record_cache_observation)(void* self, const char* lease_id, int64_t epoch,
                                       const np_cache_observation_v1* obs, np_error* err);
-  /* Marks the lease's GitHub registration removed. Unfenced, monotonic; a
-   * missing or terminal lease is NP_OK. */
+  /* Marks the lease's GitHub registration removed: its runner will take no
+   * job any more (the forge reported its job ended, or the host removed the
+   * idle runner). The host counts no deregistered lease as a runner, and
+   * heartbeat answers NP_DEREGISTERED for it. Unfenced, monotonic; a missing
+   * or terminal lease is NP_OK. */
   np_code (*mark_deregistered)(void* self, const char* lease_id, np_error* err);
   /* Ids of leases bound to `node` in launching, online, busy, custody or
    * teardown. */
@@ -626,18 +647,34 @@ typedef struct np_ledger_v1 {
    * said before it acknowledges the message, so a crash at any point leaves
    * either the message (redelivered) or the entry. */
 
-  /* Merges `job` into the entry of (job->tier, job->job_id), creating it:
-   * each field the entry still lacks ("" or 0) takes the value given; a
-   * field once set never changes, so a redelivered message records nothing
-   * new. tier and job_id are required (NP_INVALID). */
+  /* Merges `job` into the entry of (job->tier, job->job_id), creating it.
+   * tier and job_id are required (NP_INVALID). The rules, in order:
+   *   J1. Each field the entry still lacks ("" or 0) takes the value given,
+   *       and a field once set never changes, so a redelivered message
+   *       records nothing new; except:
+   *   J2. assigned_at_ns and settle_tried_at_ns keep the LATEST value given.
+   *   J3. A completion naming no runner (completed_at_ns set, runner_name
+   *       "") is the forge taking back an assignment no runner took (a
+   *       re-queue, or the job cancelled before it ran). It is recorded
+   *       (completed_at_ns, result; requeues + 1) only on an entry no runner
+   *       took, with no completion yet, and not older than the entry's last
+   *       assignment; otherwise it changes nothing.
+   *   J4. Such a runnerless completion is undone (completed_at_ns 0, result
+   *       "") by a later assignment (assigned_at_ns after it) or by any
+   *       record naming a runner (a start or a completion): the job runs
+   *       again, and its first runner's completion is the one recorded.
+   * Records of one job are given in the order the forge sent them. */
   np_code (*record_forge_job)(void* self, const np_forge_job_v1* job, np_error* err);
   /* Up to `limit` (at most 1000) entries of `tier` ("" for every tier) first
    * received at or after `since_ns`, newest first. */
   np_code (*list_forge_jobs)(void* self, const char* tier, int64_t since_ns, uint32_t limit, np_forge_job_sink out,
                              np_error* err);
   /* Up to `limit` (at most 1000) entries of `tier` ("" for every tier) that
-   * are completed with a lease but not yet settled, oldest completion first:
-   * the completions the host still owes the fleet. */
+   * are completed by a runner with a lease but not yet settled: the
+   * completions the host still owes the fleet. Entries never tried come
+   * first, then the least recently tried (settle_tried_at_ns), oldest
+   * completion first among equals, so completions that cannot settle yet
+   * never hide one that can. */
   np_code (*unsettled_forge_jobs)(void* self, const char* tier, uint32_t limit, np_forge_job_sink out,
                                   np_error* err);
 

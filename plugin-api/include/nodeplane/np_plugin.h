@@ -99,6 +99,7 @@ typedef int32_t np_code;
 #define NP_ENROLLMENT_CONFLICT 22 /* another key holds a pending or approved request */
 #define NP_PARENT_REVOKED 23      /* a renewal whose parent was revoked meanwhile */
 #define NP_SCHEMA_TOO_NEW 24      /* the store was written by a newer version */
+#define NP_DEREGISTERED 25        /* the lease's runner left the forge: stop its compute, release the lease */
 
 /* Filled by the plugin on failure. The host owns `message` (a buffer of
  * `message_capacity` bytes) and sets struct_size, message and

@@ -4,7 +4,9 @@
 
 #include <boost/json.hpp>
 #include <fstream>
+#include <regex>
 #include <sstream>
+#include <vector>
 
 #include "admin/admin_client.h"
 
@@ -76,6 +78,30 @@ double ControlPlane::Metric(const std::string& name) const {
     found = true;
   }
   return found ? sum : -1;
+}
+
+double HistogramQuantile(const std::string& metrics, const std::string& name, double q) {
+  std::vector<std::pair<double, double>> buckets;  // upper bound, cumulative count
+  std::istringstream in(metrics);
+  const std::regex line("^" + name + "_bucket\\{le=\"([^\"]+)\"\\} ([0-9.e+]+)$");
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (!std::regex_match(l, m, line)) continue;
+    const double le = m[1] == "+Inf" ? 1e300 : std::stod(m[1]);
+    buckets.emplace_back(le, std::stod(m[2]));
+  }
+  if (buckets.empty() || buckets.back().second == 0) return -1;
+  const double rank = q * buckets.back().second;
+  double lo = 0, below = 0;
+  for (const auto& [le, count] : buckets) {
+    if (count >= rank) {
+      if (le == 1e300) return lo;
+      return lo + (le - lo) * (rank - below) / std::max(count - below, 1.0);
+    }
+    lo = le;
+    below = count;
+  }
+  return lo;
 }
 
 }  // namespace nodeplane::bench

@@ -46,4 +46,8 @@ class ControlPlane {
   std::unique_ptr<testing::Child> child_;
 };
 
+// The q-quantile of a Prometheus histogram family in `metrics`, interpolated
+// within its bucket as histogram_quantile does; -1 when it has no samples.
+double HistogramQuantile(const std::string& metrics, const std::string& name, double q);
+
 }  // namespace nodeplane::bench

@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -49,32 +48,6 @@ struct Args {
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-// The q-quantile of a Prometheus histogram family in `metrics`, interpolated
-// within its bucket as histogram_quantile does; -1 when it has no samples.
-double HistogramQuantile(const std::string& metrics, const std::string& name, double q) {
-  std::vector<std::pair<double, double>> buckets;  // upper bound, cumulative count
-  std::istringstream in(metrics);
-  const std::regex line("^" + name + "_bucket\\{le=\"([^\"]+)\"\\} ([0-9.e+]+)$");
-  for (std::string l; std::getline(in, l);) {
-    std::smatch m;
-    if (!std::regex_match(l, m, line)) continue;
-    const double le = m[1] == "+Inf" ? 1e300 : std::stod(m[1]);
-    buckets.emplace_back(le, std::stod(m[2]));
-  }
-  if (buckets.empty() || buckets.back().second == 0) return -1;
-  const double rank = q * buckets.back().second;
-  double lo = 0, below = 0;
-  for (const auto& [le, count] : buckets) {
-    if (count >= rank) {
-      if (le == 1e300) return lo;
-      return lo + (le - lo) * (rank - below) / std::max(count - below, 1.0);
-    }
-    lo = le;
-    below = count;
-  }
-  return lo;
-}
 
 int Run(const Args& a) {
   // The work dir (the ledger's file with it) under $TMPDIR, /tmp by default:
