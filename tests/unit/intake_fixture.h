@@ -85,12 +85,41 @@ class ScriptedSource : public ports::JobSource {
 
   Result<ports::ScaleSet> EnsureScaleSet(const std::string& name, const std::string&,
                                          const std::vector<std::string>& labels) override {
-    return ports::ScaleSet{kScaleSetId, name, 1, labels};
-  }
-  Result<uint64_t> OpenSession(int64_t, const std::string&, ports::QueueStatistics* stats) override {
     std::lock_guard lock(mu_);
+    ++ensured_;
+    return ports::ScaleSet{scale_set_id_, name, 1, labels};
+  }
+  Result<uint64_t> OpenSession(int64_t id, const std::string&, ports::QueueStatistics* stats) override {
+    std::lock_guard lock(mu_);
+    if (id != scale_set_id_) return Status::NotFound("scale set " + std::to_string(id) + " no longer exists");
     if (stats != nullptr) *stats = session_stats_;
     return ++sessions_;
+  }
+  // GitHub drops the session (the next poll answers it gone) and, with
+  // `deleted`, the scale set, which is created again with another id.
+  void DropSession(bool deleted) {
+    std::lock_guard lock(mu_);
+    session_gone_ = true;
+    if (deleted) ++scale_set_id_;
+    cv_.notify_all();
+  }
+  int sessions() {
+    std::lock_guard lock(mu_);
+    return static_cast<int>(sessions_);
+  }
+  int ensured() {
+    std::lock_guard lock(mu_);
+    return ensured_;
+  }
+  // Queues a message GitHub's client could not decode.
+  int64_t DeliverUndecodable() {
+    std::lock_guard lock(mu_);
+    ports::QueueMessage m;
+    m.id = next_id_++;
+    m.decode_error = "the message body is not a JSON array";
+    queue_.push_back(m);
+    cv_.notify_all();
+    return m.id;
   }
   void SetSessionStatistics(int64_t assigned) {
     std::lock_guard lock(mu_);
@@ -102,8 +131,13 @@ class ScriptedSource : public ports::JobSource {
     std::unique_lock lock(mu_);
     ++polls_;
     cv_.notify_all();
-    cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return Pending(last) != nullptr || cancelled_; });
+    cv_.wait_for(lock, std::chrono::milliseconds(20),
+                 [&] { return Pending(last) != nullptr || cancelled_ || session_gone_; });
     if (cancelled_) return Status::Unavailable("cancelled");
+    if (session_gone_) {
+      session_gone_ = false;
+      return Status::NotFound("the message session is gone");
+    }
     if (const ports::QueueMessage* m = Pending(last)) return std::optional<ports::QueueMessage>(*m);
     return std::optional<ports::QueueMessage>();
   }
@@ -151,8 +185,9 @@ class ScriptedSource : public ports::JobSource {
   std::set<int64_t> acked_;
   int64_t next_id_ = 1;
   uint64_t sessions_ = 0;
-  int polls_ = 0;
-  bool cancelled_ = false;
+  int polls_ = 0, ensured_ = 0;
+  int64_t scale_set_id_ = kScaleSetId;
+  bool cancelled_ = false, session_gone_ = false;
   ports::QueueStatistics session_stats_;
 };
 

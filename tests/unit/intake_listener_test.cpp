@@ -79,6 +79,30 @@ TEST_F(IntakeListenerTest, D1_ARequeuedJobJournalledBeforeARestartIsNotOwed) {
   EXPECT_EQ((*entry)[0].requeues, 1);
 }
 
+// J4: a session GitHub dropped is opened again; a scale set GitHub deleted
+// is ensured again (with its new id) before the next session.
+TEST_F(IntakeListenerTest, J4_ADroppedSessionIsOpenedAgainAndADeletedScaleSetEnsuredAgain) {
+  Listen(Tier(), source_);
+  ASSERT_TRUE(Eventually([&] { return source_.sessions() == 1; }));
+  source_.DropSession(false);
+  ASSERT_TRUE(Eventually([&] { return source_.sessions() == 2; }));
+  EXPECT_EQ(source_.ensured(), 1);
+  source_.DropSession(true);
+  ASSERT_TRUE(Eventually([&] { return source_.sessions() == 3; }));
+  EXPECT_EQ(source_.ensured(), 2);
+  EXPECT_EQ(listener_->scale_set_id(), ScriptedSource::kScaleSetId + 1);
+}
+
+// J5: a message that cannot be decoded is left for redelivery
+// kMaxUndecodable times, then acknowledged and counted.
+TEST_F(IntakeListenerTest, J5_AnUndecodableMessageIsAcknowledgedAfterItsRedeliveriesRunOut) {
+  Listen(Tier(), source_);
+  const int64_t id = source_.DeliverUndecodable();
+  ASSERT_TRUE(source_.AwaitAcked(id));
+  EXPECT_EQ(counters_.undecodable.load(), 1u);
+  EXPECT_GE(source_.polls(), ScaleSetListener::kMaxUndecodable);
+}
+
 // D3 (a): a quarantined lease (its node lost) can take no job; it must not
 // count against the tier's ceiling.
 TEST_F(IntakeListenerTest, D3_AQuarantinedLeaseDoesNotCountAsARunner) {
@@ -110,8 +134,8 @@ TEST_F(IntakeListenerTest, J1_AQuarantinedRunnerWhoseJobIsStillRunningCounts) {
   ASSERT_TRUE(ledger_sql_->NodeGone("n1", n1).ok());
   Node("n2");
   const int64_t still = source_.Deliver({}, 1);
-  ASSERT_TRUE(source_.AwaitAcked(still));
-  EXPECT_EQ(plane::PlaneTestPeer(*plane_).Queued("n2"), 0u) << "a spare runner was launched for a job still running";
+  ASSERT_TRUE(source_.AwaitAcked(still));  // reconciled (and escrowed, if it would) before it was acknowledged
+  EXPECT_EQ(OpenLeases().size(), 1u) << "a spare runner was escrowed for a job still running";
   // GitHub fails the job: the slot is free again.
   source_.Deliver({Entry(JobEvent::kCompleted, "job-1", RunnerOf(lost), "failed"), Entry(JobEvent::kAssigned, "job-2")}, 1);
   EXPECT_NE(RunLaunch("n2").id, lost.id);
