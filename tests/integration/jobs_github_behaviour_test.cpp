@@ -17,7 +17,6 @@ namespace {
 
 namespace json = boost::json;
 using std::chrono::milliseconds;
-using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 using JobsGithubBehaviourTest = testing::JobsGithubFixture;
 
@@ -130,16 +129,16 @@ TEST_F(JobsGithubBehaviourTest, D2_ARefreshThatFindsTheSessionGoneReportsItGone)
 // an admin) answers 404 RunnerScaleSetNotFoundException at session open, and
 // ensuring it again creates a new one.
 TEST_F(JobsGithubBehaviourTest, D2_AScaleSetGithubDeletedIsNotFoundAtOpenAndIsCreatedAgain) {
-  StartFake(R"(,"offline_delete_seconds":1)");
+  StartFake();
   auto& src = Source();
   const auto [id, session] = Opened(src);
   ASSERT_TRUE(src.CloseSession(session).ok());
-  // Offline for longer than GitHub keeps it (scaled: a second).
-  const auto deadline = Clock::now() + seconds(10);
-  while (!Control("GET", "/_fake/actions/state").at("scale_sets").as_array().empty()) {
-    ASSERT_LT(Clock::now(), deadline) << "the fake never deleted the offline scale set";
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  // Offline for longer than GitHub keeps it: with the retention scaled to
+  // zero once no session holds the scale set, the fake's next request finds
+  // it gone.
+  Control("POST", "/_fake/actions/behaviour", R"({"offline_delete_seconds":0})");
+  ASSERT_TRUE(Control("GET", "/_fake/actions/state").at("scale_sets").as_array().empty());
+  Control("POST", "/_fake/actions/behaviour", R"({"offline_delete_seconds":86400})");  // GitHub's day again
   auto opened = src.OpenSession(id, "host-a", nullptr);
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.status().code(), Code::kNotFound) << opened.status().ToString();
