@@ -98,10 +98,8 @@ TEST_F(JobsGithubBehaviourTest, D2_ASessionGithubDroppedIsGoneOnEveryRouteWhiche
     StartFake(",\"session_gone\":" + std::to_string(gone));
     auto& src = Source();
     const auto [id, session] = Opened(src);
-    Control("POST", "/_fake/actions/expire_sessions");
-    auto polled = src.NextMessage(session, 0, 10, testing::kPollBound);
-    ASSERT_FALSE(polled.ok());
-    EXPECT_EQ(polled.status().code(), Code::kNotFound) << polled.status().ToString();
+    ExpectSessionsDropped(src, session);
+    if (HasFatalFailure()) return;
     Status acked = src.Acknowledge(session, 1);
     EXPECT_EQ(acked.code(), Code::kNotFound) << acked.ToString();
     EXPECT_TRUE(src.CloseSession(session).ok());
@@ -118,10 +116,8 @@ TEST_F(JobsGithubBehaviourTest, D2_ARefreshThatFindsTheSessionGoneReportsItGone)
   StartFake(R"(,"queue_url":"broker")");
   auto& src = Source();
   const auto [id, session] = Opened(src);
-  Control("POST", "/_fake/actions/expire_sessions");
-  auto polled = src.NextMessage(session, 0, 10, testing::kPollBound);
-  ASSERT_FALSE(polled.ok());
-  EXPECT_EQ(polled.status().code(), Code::kNotFound) << polled.status().ToString();
+  ExpectSessionsDropped(src, session);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(Requests("PATCH /actions-service/_apis/runtime/runnerscalesets/\\d+/sessions/"), 1);
 }
 
@@ -136,9 +132,9 @@ TEST_F(JobsGithubBehaviourTest, D2_AScaleSetGithubDeletedIsNotFoundAtOpenAndIsCr
   // Offline for longer than GitHub keeps it: with the retention scaled to
   // zero once no session holds the scale set, the fake's next request finds
   // it gone.
-  Control("POST", "/_fake/actions/behaviour", R"({"offline_delete_seconds":0})");
+  Behave(R"({"offline_delete_seconds":0})");
   ASSERT_TRUE(Control("GET", "/_fake/actions/state").at("scale_sets").as_array().empty());
-  Control("POST", "/_fake/actions/behaviour", R"({"offline_delete_seconds":86400})");  // GitHub's day again
+  Behave(R"({"offline_delete_seconds":86400})");  // GitHub's day again
   auto opened = src.OpenSession(id, "host-a", nullptr);
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.status().code(), Code::kNotFound) << opened.status().ToString();

@@ -105,6 +105,14 @@ class JobsGithubFixture : public ::testing::Test {
     return {id, session.ok() ? *session : 0};
   }
 
+  // GitHub drops every session; the next poll on `session` reports it gone.
+  void ExpectSessionsDropped(ports::JobSource& src, uint64_t session) {
+    Control("POST", "/_fake/actions/expire_sessions");
+    auto polled = src.NextMessage(session, 0, 10, kPollBound);
+    ASSERT_FALSE(polled.ok());
+    EXPECT_EQ(polled.status().code(), Code::kNotFound) << polled.status().ToString();
+  }
+
   std::optional<ports::QueueMessage> Next(ports::JobSource& src, uint64_t session, int64_t last = 0) {
     auto m = src.NextMessage(session, last, 10, kPollBound);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
