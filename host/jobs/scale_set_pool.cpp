@@ -153,7 +153,7 @@ void ScaleSetListener::Retire(const ports::Lease& lease, const char* why) {
     const std::string name = protocol::RunnerNameFor(lease.id);
     Status s = source_.RemoveRunner(scale_set_id_, name, 0);
     if (s.ok()) s = ledger_.MarkDeregistered(lease.id);
-    std::lock_guard lock(mu_);
+    std::lock_guard relock(mu_);
     retiring_.erase(lease.id);
     if (!s.ok()) {
       log_.Info("jobs.retire_skipped", {{"tier", tier_.tier}, {"lease", lease.id}, {"runner", name},

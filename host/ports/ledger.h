@@ -137,7 +137,7 @@ struct Job {
   // The forge's verdict on the job this lease's runner ran (the journal's
   // result), beside the lease's own: an ephemeral runner exits 0 whatever
   // its job's result, so only the forge can say the job failed.
-  std::string forge_result;
+  std::string forge_result{};  // {}: readers fill it after the positional fields
 };
 
 // A forge's job as the job intake journals it (np_forge_job_v1): keyed by
@@ -150,8 +150,8 @@ struct ForgeJob {
   int64_t queued_at_ns = 0, received_at_ns = 0, acquired_at_ns = 0, started_at_ns = 0, completed_at_ns = 0;
   std::string runner_name, lease_id, result;
   int64_t settled_at_ns = 0;  // when the lease was settled with the result
-  std::string event_name;                   // push, pull_request, schedule, ...
-  std::vector<std::string> request_labels;  // the job's runs-on
+  std::string event_name{};                   // push, pull_request, schedule, ...
+  std::vector<std::string> request_labels{};  // the job's runs-on
   int64_t runner_id = 0;                    // the forge's id of the runner that took it
   // When the forge last assigned it to the scale set (a later assignment
   // after a cancelled one re-opens the job), and gave it to a runner.

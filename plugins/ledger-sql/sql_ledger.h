@@ -125,8 +125,8 @@ struct ForgeJobRow {
   long long workflow_run_id = 0, queued_at = 0, received_at = 0, acquired_at = 0, started_at = 0, completed_at = 0;
   std::string runner_name, lease_id, result;
   long long settled_at = 0;
-  std::string event_name;
-  std::string request_labels;  // one label per line
+  std::string event_name{};      // {}: appended, filled after the positional fields
+  std::string request_labels{};  // one label per line
   long long runner_id = 0, assigned_at = 0, runner_assigned_at = 0, requeues = 0, settle_tried_at = 0;
 };
 
