@@ -20,6 +20,11 @@ trap 'bash packaging/pg-test-server.sh stop "$pg_dir"' EXIT
 export NODEPLANE_TEST_PG_DSN=$pg_dsn
 export NODEPLANE_TEST_PG_PAUSE="bash $PWD/packaging/pg-test-server.sh pause $pg_dir"
 export NODEPLANE_TEST_PG_RESUME="bash $PWD/packaging/pg-test-server.sh resume $pg_dir"
+# A container engine (podman serving Docker's Engine API) and the test image
+# for the container provider's cases, stopped on exit.
+engine_sock=$(bash packaging/container-test-engine.sh start)
+trap 'bash packaging/pg-test-server.sh stop "$pg_dir"; bash packaging/container-test-engine.sh stop "$(dirname "$engine_sock")"' EXIT
+export NODEPLANE_TEST_ENGINE_SOCKET=$engine_sock
 
 bash packaging/build.sh build -DNODEPLANE_TESTS=ON
 (cd build && ctest -j2 --output-on-failure)

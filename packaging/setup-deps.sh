@@ -12,6 +12,9 @@ packages=(
   libssl-dev libtomlplusplus-dev libsoci-dev libsqlite3-dev libpq-dev libjemalloc-dev
   # tests (prometheus: promtool and a real scrape; chromium: the dashboard as a person sees it)
   googletest libgtest-dev postgresql curl openssl python3 prometheus chromium
+  # the container provider's tests: rootful podman with runc (crun refuses
+  # these machines' hybrid cgroups), and busybox for the offline test image
+  podman runc busybox-static
   # packaging checks
   dpkg-dev file lintian systemd
 )

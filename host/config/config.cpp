@@ -18,6 +18,7 @@ const char* ProviderName(Provider p) {
     case Provider::kFirecracker: return "firecracker";
     case Provider::kTart: return "tart";
     case Provider::kEc2: return "ec2";
+    case Provider::kContainer: return "container";
   }
   return "process";
 }

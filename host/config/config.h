@@ -104,7 +104,7 @@ struct LimitsConfig {
 };
 
 enum class GuestOS { kLinux, kMacOS, kWindows };
-enum class Provider { kProcess, kDocker, kFirecracker, kTart, kEc2 };
+enum class Provider { kProcess, kDocker, kFirecracker, kTart, kEc2, kContainer };
 
 const char* GuestOSName(GuestOS os);
 const char* ProviderName(Provider p);
@@ -138,6 +138,11 @@ struct TierConfig {
   std::vector<std::string> labels;
   std::string image;
   std::vector<std::string> command;  // argv
+  // The container provider's: the network mode ("" : the engine's default
+  // bridge), the pids limit, and the grace between SIGTERM and SIGKILL.
+  std::string network;
+  uint32_t pids_limit = 4096;
+  Nanos stop_grace = std::chrono::seconds(10);
   uint32_t max_concurrent = 0;       // 0: uncapped
   uint32_t reserved = 0;             // floor held for this tier
   // With a scale_set: runners kept registered and waiting beyond the jobs

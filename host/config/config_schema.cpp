@@ -11,7 +11,8 @@ namespace {
 
 const std::vector<std::pair<const char*, Provider>> kProviders = {
     {"process", Provider::kProcess}, {"docker", Provider::kDocker},
-    {"firecracker", Provider::kFirecracker}, {"tart", Provider::kTart}, {"ec2", Provider::kEc2}};
+    {"firecracker", Provider::kFirecracker}, {"tart", Provider::kTart}, {"ec2", Provider::kEc2},
+    {"container", Provider::kContainer}};
 const std::vector<std::pair<const char*, GuestOS>> kGuestOSes = {
     {"linux", GuestOS::kLinux}, {"macos", GuestOS::kMacOS}, {"windows", GuestOS::kWindows}};
 const std::vector<std::pair<const char*, Interface>> kInterfaces = {
@@ -344,6 +345,9 @@ class SchemaReader {
       t.labels = *labels;
     }
     if (auto v = r.String("image"); v.present) t.image = v.value;
+    if (auto v = r.String("network"); v.present) t.network = v.value;
+    r.UInt32("pids_limit", t.pids_limit, 16, 10'000'000);
+    r.Duration("stop_grace", t.stop_grace);
     std::vector<SourceLocation> cmd_where;
     if (auto cmd = r.StringArray("command", &cmd_where)) {
       if (cmd->empty() || cmd->front().empty()) {

@@ -305,12 +305,21 @@ void ScaleSetListener::ObserveStart(const ports::QueuedJob& j, const std::string
   {
     std::lock_guard lock(mu_);
     auto it = launched_at_.find(lease);
-    if (it == launched_at_.end()) return;  // counted already, or launched by an earlier process
+    if (it == launched_at_.end()) {
+      // Its launch has not returned yet (Launch observes it then), was
+      // counted already, or was an earlier process's (forgotten at settle).
+      started_early_.emplace(lease, std::make_pair(j.queued_at_ns, received_ns));
+      return;
+    }
     up = it->second;
     launched_at_.erase(it);
   }
-  counters_.queued_to_launched.Observe(Nanos(std::max<int64_t>(up - j.queued_at_ns, 0)));
-  counters_.queued_to_started.Observe(Nanos(std::max<int64_t>(received_ns - j.queued_at_ns, 0)));
+  ObserveQueueTimes(j.queued_at_ns, up, received_ns);
+}
+
+void ScaleSetListener::ObserveQueueTimes(int64_t queued_ns, int64_t up_ns, int64_t started_ns) {
+  counters_.queued_to_launched.Observe(Nanos(std::max<int64_t>(up_ns - queued_ns, 0)));
+  counters_.queued_to_started.Observe(Nanos(std::max<int64_t>(started_ns - queued_ns, 0)));
 }
 
 // Claims the message's offers (GHES); a failure leaves the message to be

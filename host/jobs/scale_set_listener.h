@@ -157,6 +157,8 @@ class ScaleSetListener {
   // One job's entries of a message, in order, into the journal.
   Status Journal(const std::vector<const ports::QueuedJob*>& entries, int64_t received_ns,
                  const std::vector<int64_t>& granted);
+  // The queue-time histograms for one job, once its runner's launch and its start are both known.
+  void ObserveQueueTimes(int64_t queued_ns, int64_t up_ns, int64_t started_ns);
   void ObserveStart(const ports::QueuedJob& j, const std::string& lease, int64_t received_ns);
 
   // scale_set_pool.cpp: how many runners, which to retire (J1, J6, J7).
@@ -194,6 +196,9 @@ class ScaleSetListener {
   };
   std::vector<Launching> launches_;      // guarded by mu_: launches and retirements
   std::map<std::string, int64_t> launched_at_;  // guarded by mu_: lease -> when its runner was up
+  // guarded by mu_: lease -> (queued, received) of a JobStarted that came
+  // before its launch returned (a runner takes its job as soon as it is up).
+  std::map<std::string, std::pair<int64_t, int64_t>> started_early_;
   std::set<std::string> fresh_;          // guarded by mu_: completions read by this process, not yet tried
   // guarded by mu_: leases whose runner started a job not yet completed ->
   // when their lease was first seen closed (0 while open) (J1).

@@ -162,6 +162,7 @@ void ScaleSetListener::Retire(const ports::Lease& lease, const char* why) {
     }
     deregistered_.insert(lease.id);
     launched_at_.erase(lease.id);
+    started_early_.erase(lease.id);
     ++counters_.retired;
     log_.Info("jobs.runner_retired", {{"tier", tier_.tier}, {"lease", lease.id}, {"node", lease.node},
                                       {"runner", name}, {"why", why}});
@@ -183,10 +184,17 @@ void ScaleSetListener::Launch(ports::Lease lease, int64_t received_ns, std::stop
     const int64_t up = WallNowNs();
     ++counters_.launched;
     if (s.ok()) counters_.plane_share.Observe(Nanos(std::max<int64_t>(up - received_ns, 0)));
+    std::optional<std::pair<int64_t, int64_t>> started;  // (queued, received) of a JobStarted already in
     {
       std::lock_guard lock(mu_);
-      launched_at_[lease.id] = up;
+      if (auto it = started_early_.find(lease.id); it != started_early_.end()) {
+        started = it->second;
+        started_early_.erase(it);
+      } else {
+        launched_at_[lease.id] = up;
+      }
     }
+    if (started) ObserveQueueTimes(started->first, up, started->second);
     log_.Info("jobs.runner_launched", {{"tier", tier_.tier}, {"lease", lease.id}, {"node", lease.node}});
   } else {
     ++counters_.launch_failed;

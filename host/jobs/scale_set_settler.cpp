@@ -95,6 +95,7 @@ Status ScaleSetListener::Settle(const ports::ForgeJob& j, bool fresh, std::stop_
   {
     std::lock_guard lock(mu_);
     launched_at_.erase(j.lease_id);
+    started_early_.erase(j.lease_id);
     settle_backoff_.erase(j.job_id);
   }
   ++(protocol::JobSucceeded(j.result) ? counters_.completed_succeeded : counters_.completed_failed);

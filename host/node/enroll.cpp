@@ -24,7 +24,12 @@ std::string Lower(std::string s) {
 
 Status Enroll(const EnrollOptions& o, std::stop_token stop) {
   Logger& log = *o.log;
-  std::filesystem::create_directories(o.state_dir);
+  // The state directory holds the node's key: its owner's alone (a job
+  // that could read it would be the node; see job_sandbox.h).
+  std::error_code ec;
+  if (std::filesystem::create_directories(o.state_dir, ec)) {
+    std::filesystem::permissions(o.state_dir, std::filesystem::perms::owner_all, ec);
+  }
   // 1. The CA, trusted only by the operator's fingerprint of its first certificate.
   wire::ClientOptions anon{o.bootstrap_host, o.bootstrap_port, wire::ClientTls{"", "", "", "", false},
                            std::chrono::seconds(30)};

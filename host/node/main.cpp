@@ -3,23 +3,37 @@
 //   nodeplane-node enroll --bootstrap HOST:PORT --ca-fingerprint FP --join-token TOKEN --name NAME --state-dir DIR
 //   nodeplane-node run --server HOST:PORT[,HOST:PORT...] --name NAME --state-dir DIR [--tls] [--server-name NAME]
 //                      [--deployment NAME] [--vcpu N] [--memory SIZE] [--site SITE]
+//                      [--job-uids FIRST-LAST|none] [--work-root DIR] [--job-env NAME[,NAME...]]
+//                      [--provider process|container] [--engine-socket PATH]
+//
+// --provider container runs each job in a container through Docker's Engine
+// API on --engine-socket (default /run/podman/podman.sock; dockerd's is
+// /var/run/docker.sock). The process provider's jobs run sandboxed (node/job_sandbox.h): as root, each lease under a uid
+// of its own from --job-uids (default 300000-300999), in <work-root>/<lease>
+// (default work root: the state directory's path + "-work"), with a clean
+// environment plus the --job-env variables.
 //
 // Exit codes: 0 stopped (after SIGTERM, drained); 1 refused for good (a
 // revoked certificate, a denied enrollment, a refused registration); 2 bad
 // arguments; 3 superseded by another process under the same name.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "common/units.h"
 #include "config/address.h"
 #include "node/enroll.h"
+#include "node/container_provider.h"
+#include "node/job_sandbox.h"
 #include "node/node_agent.h"
+#include "node/process_provider.h"
 
 namespace {
 
@@ -28,7 +42,19 @@ constexpr const char* kUsage =
     "--state-dir DIR\n"
     "       nodeplane-node run --server HOST:PORT[,HOST:PORT...] --name NAME --state-dir DIR [--tls]\n"
     "                          [--server-name NAME]\n"
-    "                          [--deployment NAME] [--vcpu N] [--memory SIZE] [--site SITE]\n";
+    "                          [--deployment NAME] [--vcpu N] [--memory SIZE] [--site SITE]\n"
+    "                          [--job-uids FIRST-LAST|none] [--work-root DIR] [--job-env NAME[,NAME...]]\n"
+    "                          [--provider process|container] [--engine-socket PATH]\n";
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
 
 int Usage(const std::string& why) {
   std::fprintf(stderr, "nodeplane-node: %s\n%s", why.c_str(), kUsage);
@@ -98,13 +124,10 @@ int main(int argc, char** argv) {
   if (cmd != "run") return Usage("unknown command \"" + cmd + "\"");
   nodeplane::node::NodeOptions o;
   // --server HOST:PORT[,HOST:PORT...]: the control plane's replicas.
-  const std::string servers = flag("--server");
-  for (size_t start = 0; start <= servers.size();) {
-    const size_t comma = std::min(servers.find(',', start), servers.size());
-    auto at = nodeplane::config::ParseListenAddress(servers.substr(start, comma - start));
+  for (const std::string& server : SplitCommas(flag("--server"))) {
+    auto at = nodeplane::config::ParseListenAddress(server);
     if (!at.ok()) return Usage("--server: " + at.status().message());
     o.servers.push_back({at->host, at->port});
-    start = comma + 1;
   }
   o.name = flag("--name");
   o.tls = !flag("--tls").empty();
@@ -119,7 +142,43 @@ int main(int argc, char** argv) {
     if (!m.ok()) return Usage("--memory: " + m.status().message());
     o.memory = static_cast<int64_t>(*m);
   }
-  nodeplane::node::NodeAgent agent(o);
+  o.provider = flag("--provider").empty() ? "process" : flag("--provider");
+  std::vector<std::string> pass_env;
+  if (!flag("--job-env").empty()) pass_env = SplitCommas(flag("--job-env"));
+  std::unique_ptr<nodeplane::node::JobSandbox> sandbox;  // outlives the agent's provider
+  std::unique_ptr<nodeplane::node::Provider> provider;
+  if (o.provider == "container") {
+    nodeplane::node::ContainerOptions c;
+    if (!flag("--engine-socket").empty()) c.socket = flag("--engine-socket");
+    c.node = o.name;
+    c.deployment = o.deployment;
+    c.state_dir = o.state_dir;
+    c.pass_env = pass_env;
+    provider = std::make_unique<nodeplane::node::ContainerProvider>(c);
+  } else if (o.provider == "process") {
+    nodeplane::node::SandboxOptions sandbox_options;
+    const std::string uids =
+        flag("--job-uids").empty() ? (::geteuid() == 0 ? "300000-300999" : "none") : flag("--job-uids");
+    auto range = nodeplane::node::ParseUidRange(uids);
+    if (!range.ok()) return Usage(range.status().message());
+    sandbox_options.uids = *range;
+    sandbox_options.work_root = flag("--work-root").empty() ? o.state_dir + "-work" : flag("--work-root");
+    sandbox_options.pass_env = pass_env;
+    auto opened = nodeplane::node::JobSandbox::Open(sandbox_options, o.state_dir);
+    if (!opened.ok()) {
+      log.Error("node.sandbox_refused", {{"error", opened.status().message()}});
+      return 2;
+    }
+    sandbox = std::move(*opened);
+    if (!sandbox->isolated()) {
+      log.Warn("node.jobs_not_isolated", {{"why", "jobs run as this agent's user (--job-uids none, or not root): "
+                                                  "a job can read the node's key and its siblings' environments"}});
+    }
+    provider = std::make_unique<nodeplane::node::ProcessProvider>(o.state_dir, *sandbox);
+  } else {
+    return Usage("--provider \"" + o.provider + "\": expected process or container");
+  }
+  nodeplane::node::NodeAgent agent(o, std::move(provider));
   switch (agent.Run(stop.get_token())) {
     case nodeplane::node::Outcome::kStopped: return 0;
     case nodeplane::node::Outcome::kRefused: return 1;

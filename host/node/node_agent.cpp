@@ -48,14 +48,26 @@ void Pause(std::chrono::milliseconds d, const std::stop_token& stop) {
   }
 }
 
+// Why a runner's exit failed its lease, in words an operator can act on.
+std::string ExitReason(const Exit& e) {
+  // GitHub's runner exits 7 when GitHub refuses its version and it was told
+  // not to update itself (ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE).
+  if (e.code == 7) {
+    return "the runner is outdated: GitHub refused its version (exit 7); update the tier's image or command";
+  }
+  std::string why = "the job exited with code " + std::to_string(e.code);
+  if (!e.detail.empty()) why += ": " + e.detail;
+  return why;
+}
+
 std::string ErrorOf(const wire::ClientResponse& r) {
   return "HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 300);
 }
 
 }  // namespace
 
-NodeAgent::NodeAgent(NodeOptions options)
-    : o_(std::move(options)), log_(*o_.log), incarnation_(NewIncarnation()), provider_(o_.state_dir) {}
+NodeAgent::NodeAgent(NodeOptions options, std::unique_ptr<Provider> provider)
+    : o_(std::move(options)), log_(*o_.log), incarnation_(NewIncarnation()), provider_(std::move(provider)) {}
 
 std::string NodeAgent::StateFile(const char* name) const {
   auto text = ReadTextFile(o_.state_dir + "/" + name);
@@ -138,7 +150,7 @@ Status NodeAgent::Register(wire::HttpClient& c) {
   q.release = NODEPLANE_VERSION;
   q.vcpu = o_.vcpu;
   q.memory = o_.memory;
-  q.instances = provider_.Running();  // what it still runs is adopted, not lost
+  q.instances = provider_->Running();  // what it still runs is adopted, not lost
   q.inventory_known = true;
   auto r = Call(c, "POST", "/v1/register", protocol::Encode(q));
   if (!r.ok()) return r.status();
@@ -154,13 +166,30 @@ Status NodeAgent::Register(wire::HttpClient& c) {
   registered_ = true;
   log_.Info("node.registered", {{"node", o_.name}, {"version", reply->version}, {"instances", q.instances.size()},
                                 {"lease_ttl_seconds", reply->lease_ttl_seconds}});
+  HoldAdopted(c);
   return Status::Ok();
 }
 
-Outcome NodeAgent::Run(std::stop_token stop) {
-  for (const std::string& lease : provider_.StopLeftovers()) {
-    log_.Warn("node.leftover_stopped", {{"lease", lease}});
+void NodeAgent::HoldAdopted(wire::HttpClient& c) {
+  for (const std::string& lease : provider_->Running()) {
+    {
+      std::lock_guard lock(mu_);
+      if (jobs_.count(lease) != 0) continue;
+    }
+    auto r = Call(c, "GET", Path("/leases/" + lease));
+    auto l = r.ok() && r->status == 200 ? protocol::Decode<protocol::LeaseReply>(r->body)
+                                        : Result<protocol::LeaseReply>(Status::NotFound("no such lease"));
+    if (!l.ok() || !l->lease || l->lease->node != o_.name) continue;  // the sweep stops what is not ours
+    std::lock_guard lock(mu_);
+    jobs_[lease] = Job{l->lease->epoch, l->lease->request_id, std::nullopt, kDefaultGrace};
+    log_.Info("node.lease_held", {{"lease", lease}, {"epoch", l->lease->epoch}, {"phase", ports::PhaseName(l->lease->phase)}});
   }
+}
+
+Outcome NodeAgent::Run(std::stop_token stop) {
+  const Recovered left = provider_->Recover();
+  for (const std::string& lease : left.stopped) log_.Warn("node.leftover_stopped", {{"lease", lease}});
+  for (const std::string& lease : left.adopted) log_.Info("node.leftover_adopted", {{"lease", lease}});
   if (o_.tls) {
     auto cert = pki::InspectCert(StateFile("node.crt"));
     if (!cert.ok()) {
@@ -255,8 +284,8 @@ Outcome NodeAgent::Run(std::stop_token stop) {
   // Draining: no new work; what this node holds runs to its end and is
   // released by the maintenance thread.
   if (outcome == Outcome::kStopped || outcome == Outcome::kSuperseded) {
-    log_.Info("node.draining", {{"leases", provider_.Running().size()}});
-    while (!provider_.Running().empty()) Pause(std::chrono::milliseconds(200), {});
+    log_.Info("node.draining", {{"leases", provider_->Running().size()}});
+    while (!provider_->Running().empty()) Pause(std::chrono::milliseconds(200), {});
   }
   maintenance.request_stop();
   maintenance.join();
@@ -288,7 +317,7 @@ void NodeAgent::Execute(wire::HttpClient& c, const protocol::Command& cmd) {
           std::lock_guard lock(mu_);
           if (auto j = jobs_.find(lease); j != jobs_.end()) j->second.verdict = completed;
         }
-        (void)provider_.Stop(lease);
+        StopRunner(lease);
         EndLease(c, lease, epoch, completed, "destroyed by the control plane");
       }
       log_.Info("node.destroyed", {{"request_id", cmd.request_id}, {"leases", targets.size()}});
@@ -310,13 +339,13 @@ void NodeAgent::Execute(wire::HttpClient& c, const protocol::Command& cmd) {
         return std::find(v.begin(), v.end(), id) != v.end();
       };
       size_t kept = 0, stopped = 0;
-      for (const std::string& lease : provider_.Running()) {
+      for (const std::string& lease : provider_->Running()) {
         if (listed(answer->lease_ids, lease) || listed(answer->quarantined, lease)) {
           ++kept;
           continue;
         }
         log_.Warn("node.swept", {{"lease", lease}});
-        (void)provider_.Stop(lease);
+        StopRunner(lease);
         std::lock_guard lock(mu_);
         jobs_.erase(lease);
         ++stopped;
@@ -338,7 +367,7 @@ void NodeAgent::Execute(wire::HttpClient& c, const protocol::Command& cmd) {
     }
     case protocol::CommandKind::kInventory:
       result.barrier_id = cmd.barrier_id;
-      result.instances = provider_.Running();
+      result.instances = provider_->Running();
       break;
     case protocol::CommandKind::kUpgrade:
       result.ok = false;
@@ -380,7 +409,8 @@ protocol::CommandResult NodeAgent::Launch(wire::HttpClient& c, const protocol::C
   }
   {
     std::lock_guard lock(mu_);
-    jobs_[lease.id] = Job{lease.epoch, request_id, std::nullopt};
+    jobs_[lease.id] = Job{lease.epoch, request_id, std::nullopt,
+                          tier.stop_grace_ms > 0 ? std::chrono::milliseconds(tier.stop_grace_ms) : kDefaultGrace};
   }
   std::string jit;  // SECRET
   if (tier.has_target) {
@@ -397,10 +427,10 @@ protocol::CommandResult NodeAgent::Launch(wire::HttpClient& c, const protocol::C
     }
     jit = answer->config;
   }
-  if (Status s = provider_.Start(lease.id, tier.command, request_id, jit); !s.ok()) {
+  if (Status s = provider_->Start(LaunchSpec{lease.id, request_id, tier, std::move(jit)}); !s.ok()) {
     EndLease(c, lease.id, lease.epoch, false, s.message());
     result.ok = false;
-    result.error = "starting the tier's command failed: " + s.message();
+    result.error = "starting the runner failed: " + s.message();
     return result;
   }
   (void)step("advance to online", base + "/advance", protocol::Encode(protocol::AdvanceBody{lease.epoch, ports::Phase::kOnline}));
@@ -414,7 +444,7 @@ protocol::CommandResult NodeAgent::Launch(wire::HttpClient& c, const protocol::C
 void NodeAgent::Reconcile(wire::HttpClient& c) {
   // What this node runs, so the ledger can free quarantined leases it does
   // not (compute that is provably gone) and the plane adopts what it does.
-  auto r = Call(c, "POST", Path("/reconcile"), protocol::Encode(protocol::ReconcileBody{provider_.Running()}));
+  auto r = Call(c, "POST", Path("/reconcile"), protocol::Encode(protocol::ReconcileBody{provider_->Running()}));
   if (r.ok() && r->status == 200 && r->body.find("\"freed\":0") == std::string::npos) {
     log_.Info("node.reconciled", {{"answer", r->body.substr(0, 100)}});
   }
@@ -479,14 +509,16 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
       withdrawn_ = true;
       log_.Info("node.withdrew", {{"answer", r.ok() ? std::to_string(r->status) : r.status().message()}});
     }
-    const std::vector<Exit> exits = provider_.Reap();
+    const std::vector<Exit> exits = provider_->Reap();
     std::map<std::string, std::pair<bool, std::string>> to_end;
     {
       std::lock_guard lock(mu_);
-      for (const Exit& e : exits) unreleased_[e.lease] = {e.code == 0, "the job exited with a failure"};
+      for (const Exit& e : exits) unreleased_[e.lease] = {e.code == 0, ExitReason(e)};
       to_end.swap(unreleased_);
     }
-    for (const Exit& e : exits) log_.Info("node.job_exited", {{"lease", e.lease}, {"code", e.code}});
+    for (const Exit& e : exits) {
+      log_.Info("node.job_exited", {{"lease", e.lease}, {"code", e.code}, {"detail", e.code == 0 ? "" : ExitReason(e)}});
+    }
     for (const auto& [lease, how] : to_end) {
       int64_t epoch = -1;
       bool ok = how.first;
@@ -518,13 +550,13 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
           // An operator asked for the lease back: the job stops and the
           // lease is released, failed.
           log_.Warn("node.force_released", {{"lease", lease}});
-          (void)provider_.Stop(lease);
+          StopRunner(lease);
           EndLease(c, lease, job.epoch, false, "an operator force-released the lease");
         } else if (code == "deregistered") {
           // The runner left GitHub (retired idle, or its job ended): it
           // will take no job, so it stops and its lease ends done.
           log_.Info("node.runner_deregistered", {{"lease", lease}});
-          (void)provider_.Stop(lease);
+          StopRunner(lease);
           EndLease(c, lease, job.epoch, true, "");
         } else if (!r.ok() || r->status != 204) {
           log_.Warn("node.heartbeat_failed", {{"lease", lease}, {"error", r.ok() ? ErrorOf(*r) : r.status().message()}});
@@ -534,6 +566,15 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
     }
     Pause(std::chrono::milliseconds(200), stop);
   }
+}
+
+void NodeAgent::StopRunner(const std::string& lease) {
+  std::chrono::milliseconds grace = kDefaultGrace;
+  {
+    std::lock_guard lock(mu_);
+    if (auto j = jobs_.find(lease); j != jobs_.end()) grace = j->second.grace;
+  }
+  (void)provider_->Stop(lease, grace);
 }
 
 bool NodeAgent::Deregistered(wire::HttpClient& c, const std::string& lease, int64_t epoch) {

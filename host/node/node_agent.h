@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -23,7 +24,7 @@
 #include <vector>
 
 #include "common/log.h"
-#include "node/process_provider.h"
+#include "node/provider.h"
 #include "protocol/messages.h"
 #include "wire/http_client.h"
 
@@ -56,7 +57,8 @@ enum class Outcome { kStopped, kSuperseded, kRefused, kFailed };
 
 class NodeAgent {
  public:
-  explicit NodeAgent(NodeOptions options);
+  // `provider` runs the leases' runners (its kind is options.provider).
+  NodeAgent(NodeOptions options, std::unique_ptr<Provider> provider);
   // Until `stop` is requested and the drain is done, or the control plane
   // refuses this node for good.
   Outcome Run(std::stop_token stop);
@@ -68,7 +70,12 @@ class NodeAgent {
     // Set when the control plane destroys the job: its outcome is the
     // completion's, never the exit code of a job stopped on purpose.
     std::optional<bool> verdict;
+    // Between SIGTERM and SIGKILL when it is stopped: the tier's stop_grace.
+    std::chrono::milliseconds grace = kDefaultGrace;
   };
+  static constexpr std::chrono::milliseconds kDefaultGrace{10'000};
+  // Stops the lease's runner with its tier's grace.
+  void StopRunner(const std::string& lease);
 
   wire::ClientOptions ClientFor() const;
   std::string StateFile(const char* name) const;  // a file of the state directory, "" when unreadable
@@ -78,6 +85,9 @@ class NodeAgent {
   ServerAddress Server() const;
   void FailOver(const ServerAddress& from, const std::string& active_hint);
   Status Register(wire::HttpClient& c);
+  // Takes back the leases of runners this agent did not start (a provider's
+  // adopted ones, after a restart): their epochs, from the ledger.
+  void HoldAdopted(wire::HttpClient& c);
   void Execute(wire::HttpClient& c, const protocol::Command& cmd);
   protocol::CommandResult Launch(wire::HttpClient& c, const protocol::Command& cmd);
   void Reconcile(wire::HttpClient& c);
@@ -93,7 +103,7 @@ class NodeAgent {
   NodeOptions o_;
   Logger& log_;
   const std::string incarnation_;
-  ProcessProvider provider_;
+  std::unique_ptr<Provider> provider_;
   std::mutex mu_;
   std::map<std::string, Job> jobs_;  // lease -> what the node holds
   // Leases to end whose release has not reached the ledger (a job that

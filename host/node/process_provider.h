@@ -1,54 +1,48 @@
-// The "process" provider: a lease's compute is a child process running the
-// tier's command in a process group of its own, with the lease (and, when
-// the tier has a target, the JIT runner config) in its environment. It is
-// destroyed by signalling the group: SIGTERM, then SIGKILL after a grace.
+// The "process" provider: a lease's runner is a child process running the
+// tier's command in a process group of its own, inside the lease's sandbox
+// (job_sandbox.h: its own uid, work directory and clean environment). It is
+// destroyed by signalling the group (SIGTERM, then SIGKILL after a grace),
+// then every process left under the lease's uid is killed and its work
+// directory removed.
 //
-// Each child's pid is kept in <state>/jobs/<lease>.pid, so a node process
-// that starts after another died can find and stop what that one left
-// running (it cannot supervise children it did not fork). Output goes to
-// <state>/jobs/<lease>.log.
+// Each child's pid is kept in <state>/jobs/<lease>.pid with its start time
+// and the boot it started in, so an agent that starts after another died
+// stops what that one left (it cannot supervise children it did not fork),
+// and never signals a pid a reboot or the kernel has since given to
+// something else (review D20). Output goes to <state>/jobs/<lease>.log.
 //
 // Thread-safe.
 #pragma once
 
 #include <sys/types.h>
 
-#include <chrono>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "common/status.h"
+#include "node/job_sandbox.h"
+#include "node/provider.h"
 
 namespace nodeplane::node {
 
-struct Exit {
-  std::string lease;
-  int code = 0;  // exit status, or 128 + signal
-};
-
-class ProcessProvider {
+class ProcessProvider : public Provider {
  public:
-  explicit ProcessProvider(std::string state_dir);
+  // `sandbox` outlives the provider.
+  ProcessProvider(std::string state_dir, JobSandbox& sandbox);
 
-  // Stops whatever a previous node process left running; returns the leases.
-  std::vector<std::string> StopLeftovers();
-  // Starts `argv` for `lease`. `jit_config` (SECRET) goes only into the
-  // child's environment, as NODEPLANE_JIT_CONFIG.
-  Status Start(const std::string& lease, const std::vector<std::string>& argv, int64_t request_id,
-               const std::string& jit_config);
-  // Stops the lease's process group; Ok when nothing runs for it.
-  Status Stop(const std::string& lease, std::chrono::milliseconds grace = std::chrono::seconds(10));
-  // Children that have exited since the last call.
-  std::vector<Exit> Reap();
-  std::vector<std::string> Running() const;
+  Recovered Recover() override;
+  Status Start(const LaunchSpec& spec) override;
+  Status Stop(const std::string& lease, std::chrono::milliseconds grace) override;
+  std::vector<Exit> Reap() override;
+  std::vector<std::string> Running() const override;
 
  private:
   std::string PidFile(const std::string& lease) const;
+  // Stops the group a previous agent's pid file names, when it is still that process.
+  void StopRecorded(const std::string& pid_file);
 
   std::string jobs_dir_;
+  JobSandbox& sandbox_;
   mutable std::mutex mu_;
   std::map<std::string, pid_t> running_;  // lease -> pid (= process group)
 };

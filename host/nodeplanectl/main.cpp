@@ -170,8 +170,13 @@ int main(int argc, char** argv) {
   switch (line.command->output) {
     case Output::kBundle: {
       // The key is written 0600 and never printed, not even with --json.
+      // A new directory is the node's state directory to be: 0700, as
+      // nodeplane-node demands of the directory holding its key.
       const std::string dir = line.local.at("out");
-      std::filesystem::create_directories(dir);
+      std::error_code ec;
+      if (std::filesystem::create_directories(dir, ec)) {
+        std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+      }
       const json::object& r = result.as_object();
       if (!WriteFileMode(dir + "/node.key", Scalar(r.at("key_pem")), 0600) ||
           !WriteFileMode(dir + "/node.crt", Scalar(r.at("cert_pem")), 0644) ||

@@ -18,6 +18,9 @@ plane::PlaneOptions PlaneOptionsFromConfig(const config::Config& cfg) {
     tier.shape.guest_os = config::GuestOSName(t.guest_os);
     tier.shape.image = t.image;
     tier.shape.command = t.command;
+    tier.shape.network = t.network;
+    tier.shape.pids_limit = t.pids_limit;
+    tier.shape.stop_grace_ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.stop_grace).count();
     tier.shape.runner_group = t.runner_group;
     tier.shape.labels = t.labels;
     tier.shape.has_target = !t.target.empty();

@@ -11,7 +11,7 @@ namespace nodeplane::plane {
 namespace {
 
 bool KnownProvider(const std::string& p) {
-  return p == "process" || p == "docker" || p == "firecracker" || p == "tart" || p == "ec2";
+  return p == "process" || p == "container" || p == "docker" || p == "firecracker" || p == "tart" || p == "ec2";
 }
 
 bool KnownGuestOS(const std::string& os) { return os == "linux" || os == "macos" || os == "windows"; }

@@ -106,6 +106,9 @@ void Describe(V& v, TierShape& m) {
   v.Field("runner_group", m.runner_group);
   v.Field("labels", m.labels);
   v.Field("has_target", m.has_target);
+  v.Field("network", m.network, Omit::kEmpty);
+  v.Field("pids_limit", m.pids_limit, Omit::kEmpty);
+  v.Field("stop_grace_ms", m.stop_grace_ms, Omit::kEmpty);
 }
 
 template <class V>

@@ -38,6 +38,10 @@ struct TierShape {
   std::string runner_group;
   std::vector<std::string> labels;
   bool has_target = false;  // a JIT registration is minted for this tier
+  // The container provider's (0 / "" from a plane before them: its defaults).
+  std::string network{};
+  int64_t pids_limit = 0;
+  int64_t stop_grace_ms = 0;
   bool operator==(const TierShape&) const = default;
 };
 

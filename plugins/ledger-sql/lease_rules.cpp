@@ -45,7 +45,8 @@ bool CanTransition(int32_t from, int32_t to) {
 }
 
 bool RunsOnHost(std::string_view provider) {
-  return provider == "process" || provider == "docker" || provider == "firecracker" || provider == "tart";
+  return provider == "process" || provider == "container" || provider == "docker" || provider == "firecracker" ||
+         provider == "tart";
 }
 
 std::string EncodeProviders(const std::vector<std::string>& providers) {

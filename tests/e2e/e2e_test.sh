@@ -8,6 +8,9 @@ set -u
 bin=$1 src=$2 plugins=$3 case=$4
 fail() { echo "FAIL: $*"; for f in "$dir"/*.log; do echo "--- $f"; tail -n 30 "$f"; done; exit 1; }
 dir=$(mktemp -d)
+# Jobs run under uids of their own (nodeplane-node --job-uids): they reach
+# the files a case gives them (finish-*, marks/) by name.
+chmod 711 "$dir"
 pids=()
 trap 'for p in "${pids[@]}"; do kill -KILL $p 2>/dev/null; done; pkill -KILL -f "$dir/" 2>/dev/null; [ -n "${E2E_KEEP:-}" ] && echo "kept $dir" || rm -rf "$dir"' EXIT
 
@@ -80,6 +83,19 @@ start_node() {
 
 ctl() { "$bin/nodeplanectl" --config "$dir/nodeplane.toml" "$@"; }
 
+# use_engine: the container engine the test run started
+# (packaging/container-test-engine.sh, via NODEPLANE_TEST_ENGINE_SOCKET), or
+# the case is skipped; sets engine. Every container a node of this case
+# made is removed when the case ends, and the case fails if one was left.
+image=localhost/nodeplane-test-job:1
+use_engine() {
+  engine=${NODEPLANE_TEST_ENGINE_SOCKET:-}
+  [ -S "$engine" ] || { echo "no container engine (NODEPLANE_TEST_ENGINE_SOCKET): skipped"; exit 77; }
+}
+engine_api() { curl -fsS --unix-socket "$engine" "http://d/v1.41$1" "${@:2}"; }
+containers_left() { engine_api '/containers/json?all=1&filters=%7B%22label%22%3A%5B%22nodeplane.deployment%3De2e%22%5D%7D' | python3 -c 'import json,sys; print(" ".join(c["Names"][0] for c in json.load(sys.stdin)))'; }
+start_container_node() { start_node "$1" --provider container --engine-socket "$engine" "${@:2}"; }
+
 # postgres_ledger SCHEMA [LINE...]: the [plugins.ledger] table of a config on
 # the PostgreSQL test server, in SCHEMA, with each LINE added to its config.
 postgres_ledger() {
@@ -121,6 +137,24 @@ start_n1_with_job() {
   wait_until "n1 to register" node_is n1 live
   launch 1
   wait_until "the job to run" lease_is "$lease" busy
+}
+
+# enroll_node NAME: NAME enrolled over the bootstrap listener with a join
+# token and an operator's approval (a wrong fingerprint refused first); its
+# certificate and key in $dir/NAME; sets token.
+enroll_node() {
+  local fp nfp enroll
+  fp=$(ctl --json ca show | sed -n 's/.*"fingerprint":"\([^"]*\)".*/\1/p')
+  token=$(ctl tokens create --uses 1 --ttl 10m 2>/dev/null)
+  "$bin/nodeplane-node" enroll --bootstrap "127.0.0.1:$boot_port" --ca-fingerprint "$fp" --join-token "$token" \
+    --name "$1" --state-dir "$dir/$1" 2>>"$dir/$1.log" &
+  enroll=$!
+  pids+=($enroll)
+  wait_until "a pending enrollment" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json enrollments list | grep -q $1"
+  nfp=$(ctl --json enrollments list | sed -n 's/.*"fingerprint":"\([^"]*\)".*/\1/p')
+  ctl enrollments approve "$1" --fingerprint "sha256:not-this-one" >/dev/null 2>&1 && fail "a wrong fingerprint was approved"
+  ctl enrollments approve "$1" --fingerprint "$nfp" >/dev/null || fail "approval refused"
+  wait "$enroll" || fail "enroll exited $?"
 }
 
 # start_github_fake [SPEC KEYS]: the stateful GitHub fake (with the Actions
@@ -165,12 +199,15 @@ TOML
 # Poll timing keeps GitHub's ratio, scaled down 60 times: the control plane
 # gives a poll up after 2 s ($poll_timeout; 120 s in production) and the
 # fake holds an idle one 1.47 s (github.com holds ~88 s), unless SPEC_KEYS
-# say otherwise. $runner_env adds variables to the fake runner's command.
+# say otherwise. $runner_env adds variables to the fake runner's command,
+# $runner_wrap a command it runs under, $runner_cmd replaces it; the tiers'
+# provider is $tier_provider (default process); $config_mode is
+# write_config's.
 scale_set_config() {
   local spec=$1
   [[ $spec == *poll_hold_ms* ]] || spec=',"poll_hold_ms":1467'$spec
   start_github_fake "$spec"
-  write_config
+  write_config ${config_mode:-}
   local tiers=large
   [ "${2:-}" = two ] && tiers="large small"
   for t in $tiers; do
@@ -178,7 +215,7 @@ scale_set_config() {
 [tiers.$t]
 vcpu = 1
 memory = "256MiB"
-providers = ["process"]
+providers = ["${tier_provider:-process}"]
 target = "acme"
 runner_group = "builders"
 scale_set = "np-$t"
@@ -186,11 +223,11 @@ labels = ["self-hosted", "$t"]
 max_concurrent = ${ceiling:-4}
 # A runner no job is left for waits idle, like a real one, then exits 3
 # (its lease then fails, which the cases check never happens).
-command = ["env", "FAKE_RUNNER_WAIT_S=30", "FAKE_RUNNER_MARK_DIR=$dir/marks"${runner_env:+, $runner_env}, "python3", "$src/tests/github/fake_runner.py"]
+command = ["env", "FAKE_RUNNER_WAIT_S=30", "FAKE_RUNNER_MARK_DIR=$dir/marks"${runner_env:+, $runner_env}, ${runner_wrap:+$runner_wrap, }${runner_cmd:-"python3", "$src/tests/github/fake_runner.py"}]
 ${tier_extra:-}
 TOML
   done
-  mkdir -p "$dir/marks"
+  mkdir -p -m 1777 "$dir/marks"
   write_acme_target jobs
   printf 'session_retry = "%s"\npoll_timeout = "%s"\n' "${session_retry:-30s}" "${poll_timeout:-2s}" >"$dir/target-extra"
   sed -i "/^\[targets.acme\]/r $dir/target-extra" "$dir/nodeplane.toml"
@@ -269,17 +306,7 @@ enroll-and-job)
   # mTLS: launch, run, heartbeats past the TTL, release, done.
   write_config tls
   start_host
-  fp=$(ctl --json ca show | sed -n 's/.*"fingerprint":"\([^"]*\)".*/\1/p')
-  token=$(ctl tokens create --uses 1 --ttl 10m 2>/dev/null)
-  "$bin/nodeplane-node" enroll --bootstrap "127.0.0.1:$boot_port" --ca-fingerprint "$fp" --join-token "$token" \
-    --name n1 --state-dir "$dir/n1" 2>>"$dir/n1.log" &
-  enroll=$!
-  pids+=($enroll)
-  wait_until "a pending enrollment" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json enrollments list | grep -q n1"
-  nfp=$(ctl --json enrollments list | sed -n 's/.*"fingerprint":"\([^"]*\)".*/\1/p')
-  ctl enrollments approve n1 --fingerprint "sha256:not-this-one" >/dev/null 2>&1 && fail "a wrong fingerprint was approved"
-  ctl enrollments approve n1 --fingerprint "$nfp" >/dev/null || fail "approval refused"
-  wait "$enroll" || fail "enroll exited $?"
+  enroll_node n1
   [ "$(stat -c %a "$dir/n1/node.key")" = 600 ] || fail "node.key mode $(stat -c %a "$dir/n1/node.key")"
   grep -q "token" "$dir/n1.log" && grep -q "$token" "$dir/n1.log" "$dir/host.log" && fail "the join token was logged"
   start_node n1 --tls
@@ -569,7 +596,7 @@ providers = ["process"]
 target = "acme"
 runner_group = "builders"
 labels = ["self-hosted", "e2e"]
-command = ["/bin/sh", "-c", "printf '%s' \"\$NODEPLANE_JIT_CONFIG\" | base64 -d; echo"]
+command = ["/bin/sh", "-c", "printf '%s' \"\$ACTIONS_RUNNER_INPUT_JITCONFIG\" | base64 -d; echo"]
 TOML
   write_acme_target
   start_host
@@ -1380,6 +1407,142 @@ TOML
   printf '%s\n' "${takeovers[@]}" | sort -n | python3 -c 'import sys
 t=[int(x) for x in sys.stdin]; print("takeover ms: n=%d min=%d median=%d max=%d" % (len(t), t[0], t[len(t)//2], t[-1]))'
   touch "$dir/stop"
+  ;;
+job-isolation|container-isolation)
+  # Issue 48 §1 and §2 (review D2): a workflow is hostile code. Two jobs on
+  # one enrolled node each try to read the node's key and state directory,
+  # the agent's environment (and a variable set only for the agent), a
+  # sibling runner's JIT config in its environment, and any JIT config on a
+  # command line. Every try is denied, and the jobs still run to their end:
+  # under the process provider (each job its own uid) and in containers.
+  node_args=()
+  if [ $case = container-isolation ]; then
+    use_engine
+    # The fake runner in the image reaches the fake GitHub on loopback.
+    tier_provider=container runner_cmd='"/fake_runner.sh"' runner_wrap="\"sh\", \"/isolation_probe.sh\", \"$dir/n1\""
+    tier_extra="image = \"$image\""$'\n'"network = \"host\""
+    node_args=(--provider container --engine-socket "$engine")
+  else
+    runner_wrap="\"sh\", \"$src/tests/e2e/isolation_probe.sh\", \"$dir/n1\""
+  fi
+  config_mode=tls scale_set_config ''
+  start_host
+  enroll_node n1
+  E2E_AGENT_SECRET=agent-only start_node n1 --tls "${node_args[@]}"
+  wait_until "n1 to register" node_is n1 live
+  wait_until "the scale set's session" grep -q "event=jobs.session_opened tier=large" "$dir/host.log"
+  probed() { [ "$(grep -l "probe cmdline_jit=" "$dir"/n1/jobs/*.log 2>/dev/null | wc -l)" -ge "$1" ]; }
+  if [ $case = job-isolation ]; then
+    queue_jobs 1 hold
+    wait_until "the first job's probe" probed 1
+    queue_jobs 1 hold  # its probe runs while the first runner holds its job
+    wait_until "the second job's probe" probed 2
+    fake_release
+    expect_each_job_run_once 2
+  else
+    # A container's log is kept when it exits.
+    queue_jobs 2
+    expect_each_job_run_once 2
+    wait_until "both jobs' logs" probed 2
+  fi
+  cat "$dir"/n1/jobs/*.log | grep "^probe " | sort | uniq -c
+  leaks=$(grep -h "^probe .*=\(leak\|no-jit-config\)" "$dir"/n1/jobs/*.log)
+  [ -z "$leaks" ] || fail "a job reached what it must not: $leaks"
+  if [ $case = job-isolation ]; then
+    uids=$(grep -ho "^probe uid=[0-9]*" "$dir"/n1/jobs/*.log | sort -u)
+    [ "$(wc -l <<<"$uids")" = 2 ] || fail "the two jobs did not run as two users: $uids"
+    grep -q "probe uid=0 " "$dir"/n1/jobs/*.log && fail "a job ran as root"
+    ls "$dir/n1-work" 2>/dev/null | grep -q . && fail "a lease's work directory was left: $(ls "$dir/n1-work")"
+  else
+    wait_until "every container to be removed" bash -c "[ -z \"\$(curl -fsS --unix-socket $engine 'http://d/v1.41/containers/json?all=1&filters=%7B%22label%22%3A%5B%22nodeplane.node%3Dn1%22%5D%7D' | tr -d '[]\n ')\" ]"
+  fi
+  ;;
+container-runner)
+  # Issue 48 §2: a lease's runner in a container of its own, with the
+  # tier's capacity enforced by the engine and its lease in its environment.
+  # The agent SIGKILLed and restarted finds the running container by label
+  # and holds its lease again (nothing lost, nothing run twice); a destroy
+  # then reaches the job as SIGTERM; its log is kept, its container removed.
+  use_engine
+  write_config
+  cat >>"$dir/nodeplane.toml" <<TOML
+[tiers.box]
+vcpu = 1
+memory = "256MiB"
+providers = ["container"]
+image = "$image"
+network = "none"
+pids_limit = 128
+stop_grace = "5s"
+TOML
+  start_host
+  start_container_node n1
+  wait_until "n1 to register" node_is n1 live
+  launch_tier() { local out; out=$(ctl --json launch --tier "$1" --request-id "$2") || fail "launch $1 refused: $out"
+    lease=$(sed -n 's/.*"lease":"\([0-9a-f]*\)".*/\1/p' <<<"$out"); }
+  launch_tier box 1
+  wait_until "the job to run" lease_is "$lease" busy
+  container_running() { engine_api "/containers/np-$1/json" | grep -q '"Running": *true'; }
+  wait_until "its container to run" container_running "$lease"
+  engine_api "/containers/np-$lease/json" | python3 -c 'import json,sys
+c=json.load(sys.stdin); h=c["HostConfig"]; env=c["Config"]["Env"]; l=c["Config"]["Labels"]
+assert h["Memory"]==268435456 and h["MemorySwap"]==268435456, ("memory", h["Memory"], h["MemorySwap"])
+assert h["NanoCpus"]==1000000000 and h["PidsLimit"]==128 and h["NetworkMode"]=="none", ("limits", h)
+assert "RUNNER_MANUALLY_TRAP_SIG=1" in env and "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1" in env, env
+assert l["nodeplane.lease"]==sys.argv[1] and l["nodeplane.node"]=="n1" and l["nodeplane.deployment"]=="e2e", l' "$lease" \
+    || fail "the container is not the tier's: $(engine_api "/containers/np-$lease/json")"
+  kill -KILL $node; wait $node 2>/dev/null
+  start_container_node n1
+  wait_until "the restarted agent to hold the running lease" grep -q "event=node.lease_held lease=$lease" "$dir/n1.log"
+  grep -q "event=node.leftover_adopted lease=$lease" "$dir/n1.log" || fail "the container was not adopted"
+  container_running "$lease" || fail "the container did not survive the agent's restart"
+  # The agent that launched it is gone: by R27 only that process could
+  # confirm the compute is gone, so the answer is custody, and the
+  # restarted agent stops the container all the same.
+  out=$(ctl destroy --request-id 1 2>&1) && fail "a destroy was confirmed by a process that did not launch: $out"
+  [[ "$out" == *"cannot be reached to confirm its compute is gone"* ]] || fail "destroy: $out"
+  wait_until "the lease to end" bash -c "! $bin/nodeplanectl --config $dir/nodeplane.toml --json leases show $lease | grep -q '\"phase\":\"busy\"'"
+  wait_until "the container to be removed" bash -c "! curl -fsS --unix-socket $engine http://d/v1.41/containers/np-$lease/json"
+  log="$dir/n1/jobs/$lease.log"
+  grep -q "job start lease=$lease uid=1001 trap=1" "$log" || fail "the job did not run as the image's user with its lease: $(cat "$log")"
+  grep -q "job got SIGTERM" "$log" || fail "the destroy did not reach the job as SIGTERM: $(cat "$log")"
+  [ "$(grep -c "job start" "$log")" = 1 ] || fail "the job ran twice: $(cat "$log")"
+  [ -z "$(containers_left)" ] || fail "containers left: $(containers_left)"
+  ;;
+container-limits)
+  # Issue 48 §2: the engine enforces the tier's memory (swap = memory, or
+  # podman never OOM-kills); an image the node lacks is a clean launch
+  # failure that names it (nothing started); a runner GitHub finds outdated
+  # (exit 7) fails its lease with a reason saying so.
+  use_engine
+  write_config
+  for t in small:64MiB:'"/bin/sh", "-c", "JOB_ALLOCATE_MB=200 JOB_SECONDS=0 exec /job.sh"' \
+           gone:256MiB:'"/job.sh"' old:256MiB:'"/bin/sh", "-c", "JOB_SECONDS=0 JOB_EXIT=7 exec /job.sh"'; do
+    IFS=: read -r name mem cmd <<<"$t"
+    img=$image
+    [ "$name" = gone ] && img=localhost/nodeplane-no-such-image:1
+    printf '[tiers.%s]\nvcpu = 1\nmemory = "%s"\nproviders = ["container"]\nimage = "%s"\nnetwork = "none"\ncommand = [%s]\n' \
+      "$name" "$mem" "$img" "$cmd" >>"$dir/nodeplane.toml"
+  done
+  start_host
+  start_container_node n1
+  wait_until "n1 to register" node_is n1 live
+  reason_of() { ctl --json leases show "$1" | sed -n 's/.*"failure_reason":"\([^"]*\)".*/\1/p'; }
+  launch_tier() { local out; out=$(ctl --json launch --tier "$1" --request-id "$2") || fail "launch $1 refused: $out"
+    lease=$(sed -n 's/.*"lease":"\([0-9a-f]*\)".*/\1/p' <<<"$out"); }
+  launch_tier small 1
+  wait_until "the memory hog's lease to fail" lease_is "$lease" failed
+  [[ "$(reason_of "$lease")" == *"code 137"* ]] || fail "the memory limit did not kill it: $(reason_of "$lease"); $(cat "$dir/n1/jobs/$lease.log")"
+  grep -q "job allocated" "$dir/n1/jobs/$lease.log" && fail "200 MiB fitted in a 64 MiB tier"
+  out=$(ctl --json launch --tier gone --request-id 2) && fail "a launch from a missing image succeeded: $out"
+  [[ "$out" == *'image \"localhost/nodeplane-no-such-image:1\" is not on this node'*"nothing was started"* ]] \
+    || fail "the refusal does not name the image: $out"
+  lease=$(sed -n 's/.*lease \([0-9a-f]*\):.*/\1/p' <<<"$out")
+  lease_is "$lease" failed || fail "the missing image's lease is $(phase_of "$lease")"
+  launch_tier old 3
+  wait_until "the outdated runner's lease to fail" lease_is "$lease" failed
+  [[ "$(reason_of "$lease")" == *"runner is outdated"* ]] || fail "exit 7 was not called outdated: $(reason_of "$lease")"
+  wait_until "every container to be removed" bash -c "[ -z \"\$(curl -fsS --unix-socket $engine 'http://d/v1.41/containers/json?all=1&filters=%7B%22label%22%3A%5B%22nodeplane.node%3Dn1%22%5D%7D' | tr -d '[]\n ')\" ]"
   ;;
 *)
   fail "unknown case $case"

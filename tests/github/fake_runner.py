@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The fake GitHub Actions runner: a scale-set tier's command in the tests.
 
-It reads its JIT config from NODEPLANE_JIT_CONFIG (as the reference node
-passes it) and presents it to the fake Actions service: `take` is parked
+It reads its JIT config from ACTIONS_RUNNER_INPUT_JITCONFIG and removes it
+from its environment, as GitHub's runner does (actions/runner
+src/Runner.Listener/CommandSettings.cs) and presents it to the fake Actions service: `take` is parked
 there until a job is assigned to its scale set, `finish` until the job is
 released (a held job) or at once. Then it exits 0: one job, like a real
 ephemeral JIT runner. It never prints the config. Exits 3 when no job came
@@ -17,9 +18,9 @@ sent SIGTERM, so a test can prove no runner was ever signalled.
 """
 import base64, json, os, signal, sys, time, urllib.request, urllib.error
 
-config_text = os.environ.get("NODEPLANE_JIT_CONFIG", "")
+config_text = os.environ.pop("ACTIONS_RUNNER_INPUT_JITCONFIG", "")
 if not config_text:
-    print("fake_runner: no NODEPLANE_JIT_CONFIG", file=sys.stderr)
+    print("fake_runner: no ACTIONS_RUNNER_INPUT_JITCONFIG", file=sys.stderr)
     sys.exit(2)
 service = json.loads(base64.b64decode(config_text))["service"]
 wait_s = float(os.environ.get("FAKE_RUNNER_WAIT_S", "120"))

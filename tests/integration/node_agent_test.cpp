@@ -16,7 +16,9 @@
 #include "jobs/launch_for_request.h"
 #include "protocol/codec.h"
 #include "wire/http_server.h"
+#include "node/job_sandbox.h"
 #include "node/node_agent.h"
+#include "node/process_provider.h"
 #include "nodeplaned/daemon.h"
 #include "nodeplane/np_plugin.h"
 
@@ -81,7 +83,10 @@ provides = ["ledger"]
     o.deployment = "agent";
     o.vcpu = 2;
     o.log = &node_log_;
-    agent_ = std::make_unique<node::NodeAgent>(o);
+    auto sandbox = node::JobSandbox::Open({std::nullopt, dir_ + "/n1-work", {}}, o.state_dir);
+    ASSERT_TRUE(sandbox.ok()) << sandbox.status().message();
+    sandbox_ = std::move(*sandbox);
+    agent_ = std::make_unique<node::NodeAgent>(o, std::make_unique<node::ProcessProvider>(o.state_dir, *sandbox_));
     run_ = std::async(std::launch::async, [this] { return agent_->Run(stop_.get_token()); });
     ASSERT_TRUE(Eventually([&] { return daemon_->plane().Nodes() == std::vector<std::string>{"n1"}; }));
   }
@@ -145,6 +150,7 @@ provides = ["ledger"]
   Logger log_{LogLevel::kError};
   Logger node_log_{LogLevel::kError};
   std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<node::JobSandbox> sandbox_;  // outlives the agent's provider
   std::unique_ptr<node::NodeAgent> agent_;
   std::stop_source stop_;
   std::future<node::Outcome> run_;
@@ -276,7 +282,9 @@ TEST(NodeAgentRefusal, R01_ARegistrationRefusedWith400StopsTheNode) {
   o.state_dir = tmpl;
   o.deployment = "agent";
   o.log = &quiet;
-  node::NodeAgent agent(o);
+  auto sandbox = node::JobSandbox::Open({std::nullopt, tmpl + "-work", {}}, o.state_dir);
+  ASSERT_TRUE(sandbox.ok()) << sandbox.status().message();
+  node::NodeAgent agent(o, std::make_unique<node::ProcessProvider>(o.state_dir, **sandbox));
   std::stop_source stop;
   auto run = std::async(std::launch::async, [&] { return agent.Run(stop.get_token()); });
   const bool stopped = run.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
