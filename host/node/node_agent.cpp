@@ -202,7 +202,14 @@ Outcome NodeAgent::Run(std::stop_token stop) {
   std::jthread maintenance([this, stop](std::stop_token s) { Maintain(s, stop); });
   auto stopping = [&] { return stop.stop_requested() || superseded_; };
   uint64_t tls_seen = 0;
+  // Every retry waits a growing, jittered while (so a fleet that lost its
+  // plane does not come back in step); only an answered poll resets it.
   auto backoff = std::chrono::milliseconds(500);
+  std::minstd_rand jitter(std::random_device{}());
+  auto wait_out = [&] {
+    Pause(backoff / 2 + std::chrono::milliseconds(jitter() % (backoff.count() / 2 + 1)), stop);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+  };
   Outcome outcome = Outcome::kStopped;
   // The inventory goes with the registration, then about once a lease TTL
   // on this connection, between polls: it is never idle, where the
@@ -233,27 +240,25 @@ Outcome NodeAgent::Run(std::stop_token stop) {
       }
       if (!s.ok()) {
         log_.Warn("node.register_failed", {{"error", s.message()}});
-        Pause(backoff, stop);
-        backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+        wait_out();
         continue;
       }
-      backoff = std::chrono::milliseconds(500);
       reconciled_at = std::chrono::steady_clock::now();
     }
     auto r = Call(client, "POST", Path("/poll"));
     if (!r.ok()) {
       log_.Warn("node.poll_failed", {{"error", r.status().message()}});
-      Pause(backoff, stop);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+      wait_out();
       continue;
     }
-    backoff = std::chrono::milliseconds(500);
+    if (r->status == 200 || r->status == 204) backoff = std::chrono::milliseconds(500);
     if (r->status == 204) {
       reconcile_if_due();
       continue;
     }
     if (r->status == 401) {  // the control plane forgot this node (a restart): register again
       registered_ = false;
+      wait_out();  // briefly the first time, longer while the plane keeps forgetting it
       continue;
     }
     if (r->status == 409 && r->body.find("\"superseded\"") != std::string::npos) {
@@ -269,7 +274,7 @@ Outcome NodeAgent::Run(std::stop_token stop) {
     }
     if (r->status != 200) {
       log_.Warn("node.poll_failed", {{"error", ErrorOf(*r)}});
-      Pause(backoff, stop);
+      wait_out();
       continue;
     }
     auto cmd = protocol::Decode<protocol::Command>(r->body);
@@ -323,36 +328,12 @@ void NodeAgent::Execute(wire::HttpClient& c, const protocol::Command& cmd) {
       log_.Info("node.destroyed", {{"request_id", cmd.request_id}, {"leases", targets.size()}});
       break;
     }
-    case protocol::CommandKind::kSweep: {
-      // Whatever the ledger no longer counts as launched here must not run,
-      // except a quarantined lease's job: its lease expired while it ran,
-      // which makes it unaccounted for, not an orphan.
-      auto r = Call(c, "GET", Path("/launched"));
-      auto answer = r.ok() && r->status == 200 ? protocol::Decode<protocol::LaunchedReply>(r->body)
-                                               : Result<protocol::LaunchedReply>(Status::Unavailable("no answer"));
-      if (!answer.ok()) {
+    case protocol::CommandKind::kSweep:
+      if (!Sweep(c)) {
         result.ok = false;
         result.error = "the sweep could not read what the ledger counts as launched here";
-        break;
       }
-      auto listed = [](const std::vector<std::string>& v, const std::string& id) {
-        return std::find(v.begin(), v.end(), id) != v.end();
-      };
-      size_t kept = 0, stopped = 0;
-      for (const std::string& lease : provider_->Running()) {
-        if (listed(answer->lease_ids, lease) || listed(answer->quarantined, lease)) {
-          ++kept;
-          continue;
-        }
-        log_.Warn("node.swept", {{"lease", lease}});
-        StopRunner(lease);
-        std::lock_guard lock(mu_);
-        jobs_.erase(lease);
-        ++stopped;
-      }
-      log_.Info("node.sweep", {{"kept", kept}, {"stopped", stopped}});
       break;
-    }
     case protocol::CommandKind::kTend: {
       std::map<std::string, Job> jobs;
       {
@@ -500,6 +481,7 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
   wire::HttpClient c(ClientFor());
   uint64_t tls_seen = 0;
   auto last_beat = std::chrono::steady_clock::now();
+  auto last_sweep = last_beat;
   while (!stop.stop_requested()) {
     ReloadTlsIfRenewed(c, tls_seen);
     if (agent_stop.stop_requested() && !withdrawn_ && !superseded_) {
@@ -564,6 +546,15 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
       }
       if (o_.tls) RenewIfDue(c);
     }
+    // R44: the node sweeps on its own timer too, once a lease TTL, so a
+    // runner whose lease ended while the plane could not reach this node
+    // (force-released during a partition) stops without waiting for a
+    // reap elsewhere to trigger a sweep (review D11).
+    const auto sweep_every = std::chrono::seconds(std::max<int64_t>(1, ttl_seconds_));
+    if (registered_ && !provider_->Running().empty() && std::chrono::steady_clock::now() - last_sweep >= sweep_every) {
+      last_sweep = std::chrono::steady_clock::now();
+      (void)Sweep(c);
+    }
     Pause(std::chrono::milliseconds(200), stop);
   }
 }
@@ -575,6 +566,36 @@ void NodeAgent::StopRunner(const std::string& lease) {
     if (auto j = jobs_.find(lease); j != jobs_.end()) grace = j->second.grace;
   }
   (void)provider_->Stop(lease, grace);
+}
+
+bool NodeAgent::Sweep(wire::HttpClient& c) {
+  // Whatever the ledger no longer counts as launched here must not run,
+  // except a quarantined lease's job: its lease expired while it ran,
+  // which makes it unaccounted for, not an orphan. What runs is read
+  // first: a launch on the poll thread binds its lease before it starts,
+  // so a runner in this snapshot is listed unless its lease ended.
+  const std::vector<std::string> running = provider_->Running();
+  auto r = Call(c, "GET", Path("/launched"));
+  auto answer = r.ok() && r->status == 200 ? protocol::Decode<protocol::LaunchedReply>(r->body)
+                                           : Result<protocol::LaunchedReply>(Status::Unavailable("no answer"));
+  if (!answer.ok()) return false;
+  auto listed = [](const std::vector<std::string>& v, const std::string& id) {
+    return std::find(v.begin(), v.end(), id) != v.end();
+  };
+  size_t kept = 0, stopped = 0;
+  for (const std::string& lease : running) {
+    if (listed(answer->lease_ids, lease) || listed(answer->quarantined, lease)) {
+      ++kept;
+      continue;
+    }
+    log_.Warn("node.swept", {{"lease", lease}});
+    StopRunner(lease);
+    std::lock_guard lock(mu_);
+    jobs_.erase(lease);
+    ++stopped;
+  }
+  log_.Info("node.sweep", {{"kept", kept}, {"stopped", stopped}});
+  return true;
 }
 
 bool NodeAgent::Deregistered(wire::HttpClient& c, const std::string& lease, int64_t epoch) {

@@ -91,6 +91,9 @@ class NodeAgent {
   void Execute(wire::HttpClient& c, const protocol::Command& cmd);
   protocol::CommandResult Launch(wire::HttpClient& c, const protocol::Command& cmd);
   void Reconcile(wire::HttpClient& c);
+  // Stops what runs here that the ledger no longer counts as launched here
+  // (R44); false when the ledger could not say.
+  bool Sweep(wire::HttpClient& c);
   void EndLease(wire::HttpClient& c, const std::string& lease, int64_t epoch, bool ok, const std::string& reason);
   void Maintain(std::stop_token stop, std::stop_token agent_stop);
   // Whether the lease's runner left GitHub (the ledger marked it

@@ -209,6 +209,7 @@ Result<RegisterResponse> Plane::CompleteRegistration(const RegisterRequest& req)
   uint64_t before;
   {
     MutexLock lock(mu_);
+    if (stopping_) return Status::Unavailable("the control plane is stopping; register again later");
     NodeState* n = Find(req.node);
     // Once a process claimed an incarnation, a registration without one is
     // another process under the name, never a wildcard (R23).
@@ -376,7 +377,12 @@ std::shared_ptr<PollTicket> Plane::PollAsync(const std::string& node, const std:
   {
     MutexLock lock(mu_);
     NodeState* n = Find(node);
-    if (n == nullptr || stopping_) {
+    if (stopping_) {
+      // An outage the node waits out, never "register again": that sent a
+      // fleet into a tight re-registration loop (issue 48).
+      ticket->finished = true;
+      done.push_back({ticket, Status::Unavailable("the control plane is stopping; poll again later")});
+    } else if (n == nullptr) {
       ticket->finished = true;
       done.push_back({ticket, Unregistered("node \"" + node + "\" is not registered; register again")});
     } else if (SupersededLocked(*n, incarnation)) {

@@ -189,8 +189,12 @@ Status Runner::DestroyImpl(int64_t request_id, const std::string& job_result, st
     }
     owner = *durable;
   }
+  // A known owner is asked alone, and only while its node is registered:
+  // no other node could confirm (R27), so a broadcast for it is pure cost
+  // (review D8). Only an unknown owner is looked for across the fleet (R41).
   std::vector<std::string> targets = p.AfterExpiry([&]() NP_REQUIRES(p.mu_) {
-    return owner && p.Find(owner->node) != nullptr ? std::vector<std::string>{owner->node} : p.LiveNodesLocked();
+    if (!owner) return p.LiveNodesLocked();
+    return p.Find(owner->node) != nullptr ? std::vector<std::string>{owner->node} : std::vector<std::string>{};
   });
   auto unreachable = [&]() -> Status {
     std::string m = "request " + std::to_string(request_id) + " was launched by a process on \"" + owner->node +

@@ -208,7 +208,7 @@ scale_set_config() {
   [[ $spec == *poll_hold_ms* ]] || spec=',"poll_hold_ms":1467'$spec
   start_github_fake "$spec"
   write_config ${config_mode:-}
-  local tiers=large
+  local tiers=large runner=${runner_cmd:-\"python3\", \"$src/tests/github/fake_runner.py\"}
   [ "${2:-}" = two ] && tiers="large small"
   for t in $tiers; do
     cat >>"$dir/nodeplane.toml" <<TOML
@@ -223,7 +223,7 @@ labels = ["self-hosted", "$t"]
 max_concurrent = ${ceiling:-4}
 # A runner no job is left for waits idle, like a real one, then exits 3
 # (its lease then fails, which the cases check never happens).
-command = ["env", "FAKE_RUNNER_WAIT_S=30", "FAKE_RUNNER_MARK_DIR=$dir/marks"${runner_env:+, $runner_env}, ${runner_wrap:+$runner_wrap, }${runner_cmd:-"python3", "$src/tests/github/fake_runner.py"}]
+command = ["env", "FAKE_RUNNER_WAIT_S=30", "FAKE_RUNNER_MARK_DIR=$dir/marks"${runner_env:+, $runner_env}, ${runner_wrap:+$runner_wrap, }$runner]
 ${tier_extra:-}
 TOML
   done

@@ -183,6 +183,17 @@ TEST_F(NodeAgentTest, D4_ADeregisteredLeasesRunnerIsStoppedAndItsLeaseReleasedDo
   EXPECT_NE(JobLog(lease.id).find("got-term"), std::string::npos) << "the runner was not stopped: " << JobLog(lease.id);
 }
 
+// R44, review D11: a lease the ledger ended without telling the node (an
+// operator's force-release while the node was partitioned, quarantine made
+// failed) is no longer launched here; the node's own sweep, once a lease
+// TTL, stops its runner, with no reap anywhere to trigger a sweep.
+TEST_F(NodeAgentTest, D11_TheNodesOwnSweepStopsARunnerWhoseLeaseEnded) {
+  ports::Lease lease = LaunchBusy(4);
+  ASSERT_TRUE(daemon_->ledger().Release(lease.id, lease.epoch, ports::Phase::kFailed).ok());
+  EXPECT_TRUE(Eventually([&] { return JobLog(lease.id).find("got-term") != std::string::npos; }))
+      << "the runner of an ended lease kept running: " << JobLog(lease.id);
+}
+
 // Issue 24 #1: a job starts with SIGTERM deliverable (nodeplane-node blocks
 // it in its own threads), so a destroy's SIGTERM reaches the job's trap
 // instead of waiting out the grace for SIGKILL.

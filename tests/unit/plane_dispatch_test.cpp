@@ -391,6 +391,18 @@ TEST_F(DispatchTest, ShutdownAnswersEveryDispatchAtOnce) {
   EXPECT_TRUE(ledger_.observations.empty());
 }
 
+// Issue 48 §3: a stopping plane answered a poll "not registered", and its
+// nodes registered again at once, 60 to 260 times in 0.2 s. It answers both
+// as an outage now, which a node waits out.
+TEST_F(DispatchTest, AStoppingPlaneAnswersRegistrationsAndPollsAsUnavailable) {
+  Reg("n1");
+  plane_->Shutdown();
+  auto polled = PlaneTestPeer(*plane_).Poll("n1", "i1");
+  EXPECT_EQ(polled.status().code(), Code::kUnavailable) << polled.status().ToString();
+  auto registered = PlaneTestPeer(*plane_).Register(Req("n1", "i2"));
+  EXPECT_EQ(registered.status().code(), Code::kUnavailable) << registered.status().ToString();
+}
+
 // R03: a success for an id the plane never knew (its tombstone evicted, or a
 // restart since) keeps custody; a failure started nothing and is ignored.
 TEST_F(DispatchTest, R03_AnUnknownSuccessfulResultKeepsCustody) {
