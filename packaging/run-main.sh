@@ -15,6 +15,7 @@ plugins=build/plugins/lib   # the plugins as built; an installed host finds its 
 state=/var/lib/nodeplane node_state=/var/lib/nodeplane-node
 ctl() { build/host/nodeplanectl --config "$config" "$@"; }
 mkdir -p "$state" "$node_state"
+chmod 700 "$node_state"  # the node's state: its own (nodeplane-node refuses one a job could read)
 build/host/nodeplaned --check-config --config "$config" --plugin-dir "$plugins"
 
 build/host/nodeplaned --config "$config" --plugin-dir "$plugins" 2>"$node_state/nodeplaned.log" &

@@ -20,15 +20,16 @@ namespace {
 
 constexpr const char* kJobPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-// The index of the first of `paths` that `uid` can open for reading, or -1.
+// The index of the first of `paths` that `uid` can open with `flags`
+// (O_RDONLY: read; O_PATH: reach), or -1; -2 when it could not be asked.
 // A forked child takes the uid and lets the kernel answer.
-int FirstReadableBy(uid_t uid, const std::vector<std::string>& paths) {
+int FirstOpenableBy(uid_t uid, const std::vector<std::string>& paths, int flags) {
   pid_t pid = ::fork();
   if (pid < 0) return -2;
   if (pid == 0) {
     if (!BecomeUid(uid)) ::_exit(255);
     for (size_t i = 0; i < paths.size() && i < 250; ++i) {
-      int fd = ::open(paths[i].c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      int fd = ::open(paths[i].c_str(), flags | O_CLOEXEC | O_NONBLOCK);
       if (fd >= 0) ::_exit(static_cast<int>(i) + 1);
     }
     ::_exit(0);
@@ -65,7 +66,7 @@ Status CheckStateDir(const std::string& state_dir, uid_t probe_uid) {
   }
   std::vector<std::string> paths{state_dir};
   for (const auto& e : fs::directory_iterator(state_dir, ec)) paths.push_back(e.path().string());
-  const int readable = FirstReadableBy(probe_uid, paths);
+  const int readable = FirstOpenableBy(probe_uid, paths, O_RDONLY);
   if (readable == -2) return Status::Internal("cannot check the state directory's permissions as uid " +
                                               std::to_string(probe_uid));
   if (readable >= 0) {
@@ -123,6 +124,11 @@ Result<std::unique_ptr<JobSandbox>> JobSandbox::Open(SandboxOptions options, con
   fs::permissions(options.work_root,
                   fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, ec);
   if (ec) return Status::Invalid("cannot set the mode of " + options.work_root + ": " + ec.message());
+  if (options.uids && FirstOpenableBy(options.uids->first, {options.work_root}, O_PATH | O_DIRECTORY) != 0) {
+    return Status::Invalid("a job (uid " + std::to_string(options.uids->first) + ") cannot reach the work root " +
+                           options.work_root + ": every directory above it must be searchable by others (chmod o+x), "
+                           "or choose another with --work-root");
+  }
   return std::unique_ptr<JobSandbox>(new JobSandbox(std::move(options)));
 }
 

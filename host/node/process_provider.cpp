@@ -39,6 +39,9 @@ std::string StartTimeOf(pid_t pid) {
   return f;
 }
 
+// What a child that never reached its command reports, before its errno.
+enum Step : int { kTakeUid = 1, kEnterWorkDir = 2, kExec = 3 };
+
 }  // namespace
 
 ProcessProvider::ProcessProvider(std::string state_dir, JobSandbox& sandbox)
@@ -129,27 +132,31 @@ Status ProcessProvider::Start(const LaunchSpec& spec) {
     if (devnull >= 0) ::dup2(devnull, 0);
     // Nothing of the agent's passes exec: not its sockets, not its files.
     ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-    int err = 0;
-    if (uid && !BecomeUid(*uid)) err = errno;
-    if (err == 0 && ::chdir(work_dir.c_str()) != 0) err = errno;
-    if (err == 0) {
+    int failed[2] = {0, 0};  // the step that failed (Step), and its errno
+    if (uid && !BecomeUid(*uid)) failed[0] = kTakeUid;
+    if (failed[0] == 0 && ::chdir(work_dir.c_str()) != 0) failed[0] = kEnterWorkDir;
+    if (failed[0] == 0) {
       ::umask(077);
       ::execvpe(args[0], args.data(), envp.data());
-      err = errno;
+      failed[0] = kExec;
     }
-    (void)!::write(ready[1], &err, sizeof err);  // tell the parent why
+    failed[1] = errno;
+    (void)!::write(ready[1], failed, sizeof failed);  // tell the parent why
     ::_exit(127);
   }
   ::close(out);
   ::close(ready[1]);
-  int err = 0;
-  ssize_t n = ::read(ready[0], &err, sizeof err);  // EOF when exec succeeded
+  int failed[2] = {0, 0};
+  ssize_t n = ::read(ready[0], failed, sizeof failed);  // EOF when exec succeeded
   ::close(ready[0]);
-  if (n == sizeof err) {
+  if (n == sizeof failed) {
     ::waitpid(pid, nullptr, 0);
     sandbox_.Leave(spec.lease);
-    return Status::Invalid("cannot run " + argv[0] + (uid ? " as uid " + std::to_string(*uid) : "") + ": " +
-                           std::strerror(err));
+    const std::string as = uid ? " as uid " + std::to_string(*uid) : "";
+    const std::string why = std::strerror(failed[1]);
+    if (failed[0] == kTakeUid) return Status::Unavailable("cannot take uid" + as + ": " + why);
+    if (failed[0] == kEnterWorkDir) return Status::Invalid("cannot enter the work directory " + work_dir + as + ": " + why);
+    return Status::Invalid("cannot run " + argv[0] + as + ": " + why);
   }
   running_[spec.lease] = pid;
   std::ofstream(PidFile(spec.lease)) << pid << " " << StartTimeOf(pid) << " " << BootId() << "\n";
