@@ -4,7 +4,7 @@
 //   nodeplane-node run --server HOST:PORT[,HOST:PORT...] --name NAME --state-dir DIR [--tls] [--server-name NAME]
 //                      [--deployment NAME] [--vcpu N] [--memory SIZE] [--site SITE]
 //                      [--job-uids FIRST-LAST|none] [--work-root DIR] [--job-env NAME[,NAME...]]
-//                      [--provider process|container] [--engine-socket PATH]
+//                      [--provider process|container] [--engine-socket PATH] [--keep-job-logs DAYS]
 //
 // --provider container runs each job in a container through Docker's Engine
 // API on --engine-socket (default /run/podman/podman.sock; dockerd's is
@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -44,7 +45,7 @@ constexpr const char* kUsage =
     "                          [--server-name NAME]\n"
     "                          [--deployment NAME] [--vcpu N] [--memory SIZE] [--site SITE]\n"
     "                          [--job-uids FIRST-LAST|none] [--work-root DIR] [--job-env NAME[,NAME...]]\n"
-    "                          [--provider process|container] [--engine-socket PATH]\n";
+    "                          [--provider process|container] [--engine-socket PATH] [--keep-job-logs DAYS]\n";
 
 std::vector<std::string> SplitCommas(const std::string& text) {
   std::vector<std::string> out;
@@ -141,6 +142,11 @@ int main(int argc, char** argv) {
     auto m = nodeplane::ParseByteSize(flag("--memory"));
     if (!m.ok()) return Usage("--memory: " + m.status().message());
     o.memory = static_cast<int64_t>(*m);
+  }
+  if (!flag("--keep-job-logs").empty()) {
+    const int days = std::atoi(flag("--keep-job-logs").c_str());
+    if (days < 1) return Usage("--keep-job-logs: expected a whole number of days, at least 1");
+    o.keep_job_logs = std::chrono::hours(24 * days);
   }
   o.provider = flag("--provider").empty() ? "process" : flag("--provider");
   std::vector<std::string> pass_env;

@@ -482,7 +482,13 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
   uint64_t tls_seen = 0;
   auto last_beat = std::chrono::steady_clock::now();
   auto last_sweep = last_beat;
+  auto last_prune = last_beat;
+  PruneJobLogs();
   while (!stop.stop_requested()) {
+    if (std::chrono::steady_clock::now() - last_prune >= std::chrono::hours(1)) {
+      last_prune = std::chrono::steady_clock::now();
+      PruneJobLogs();
+    }
     ReloadTlsIfRenewed(c, tls_seen);
     if (agent_stop.stop_requested() && !withdrawn_ && !superseded_) {
       // Withdraw first, so nothing new is placed here while the jobs this
@@ -601,6 +607,20 @@ bool NodeAgent::Sweep(wire::HttpClient& c) {
 bool NodeAgent::Deregistered(wire::HttpClient& c, const std::string& lease, int64_t epoch) {
   auto r = Call(c, "POST", Path("/leases/" + lease + "/heartbeat"), protocol::Encode(protocol::EpochBody{epoch, {}}));
   return r.ok() && protocol::ErrorCodeOf(r->body) == "deregistered";
+}
+
+void NodeAgent::PruneJobLogs() {
+  namespace fs = std::filesystem;
+  const auto cutoff = fs::file_time_type::clock::now() - o_.keep_job_logs;
+  const std::vector<std::string> running = provider_->Running();
+  std::error_code ec;
+  size_t removed = 0;
+  for (const auto& e : fs::directory_iterator(o_.state_dir + "/jobs", ec)) {
+    if (e.path().extension() != ".log") continue;
+    if (std::find(running.begin(), running.end(), e.path().stem().string()) != running.end()) continue;
+    if (fs::last_write_time(e.path(), ec) < cutoff && fs::remove(e.path(), ec)) ++removed;
+  }
+  if (removed > 0) log_.Info("node.job_logs_pruned", {{"removed", removed}});
 }
 
 void NodeAgent::RenewIfDue(wire::HttpClient& c) {

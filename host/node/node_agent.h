@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -49,6 +50,9 @@ struct NodeOptions {
   std::string site;
   int64_t vcpu = 1;
   int64_t memory = 1LL << 30;
+  // Finished jobs' logs (<state>/jobs/*.log) older than this are removed,
+  // at start and hourly.
+  std::chrono::hours keep_job_logs{24 * 7};
   Logger* log = nullptr;
 };
 
@@ -100,6 +104,8 @@ class NodeAgent {
   // deregistered), asked by heartbeating it.
   bool Deregistered(wire::HttpClient& c, const std::string& lease, int64_t epoch);
   void RenewIfDue(wire::HttpClient& c);
+  // Removes finished jobs' logs older than keep_job_logs.
+  void PruneJobLogs();
   void ReloadTlsIfRenewed(wire::HttpClient& c, uint64_t& seen);
   std::string Path(const std::string& rest) const { return "/v1/nodes/" + o_.name + rest; }
 

@@ -270,40 +270,69 @@ TEST_F(BusyNodeAgentTest, ANodeRunningAJobHeartbeatsOnOneConnection) {
 // Issue 17 #12 (R01): a refusal is permanent whatever its status. A control
 // plane that cannot decode the registration (one older than this node)
 // answers 400 "refused"; the node stops instead of asking again forever.
-TEST(NodeAgentRefusal, R01_ARegistrationRefusedWith400StopsTheNode) {
-  struct Refuser : wire::HttpHandler {
-    std::atomic<int> asked{0};
-    void Handle(wire::HttpRequest, wire::Responder respond) override {
-      ++asked;
-      respond(wire::HttpResponse(400, "application/json",
-                                 protocol::Encode(protocol::ErrorReply{"refused", "register: unknown field \"inventory_known\"", {}})));
-    }
-  } refuser;
+// A control plane too old for this node: it refuses every registration.
+struct Refuser : wire::HttpHandler {
+  std::atomic<int> asked{0};
+  void Handle(wire::HttpRequest, wire::Responder respond) override {
+    ++asked;
+    respond(wire::HttpResponse(400, "application/json",
+                               protocol::Encode(protocol::ErrorReply{"refused", "register: unknown field \"inventory_known\"", {}})));
+  }
+};
+
+// A node in a fresh state directory, run against `refuser` until it stops.
+node::Outcome RunRefused(Refuser& refuser, const std::string& state_dir) {
   Logger quiet(LogLevel::kError);
   wire::ListenerOptions lo;
   lo.name = "old-plane";
   lo.host = "127.0.0.1";
   wire::HttpServer server(lo, refuser, quiet);
-  ASSERT_TRUE(server.Start().ok());
-  std::string tmpl = ::testing::TempDir() + "/np-refused-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  EXPECT_TRUE(server.Start().ok());
   node::NodeOptions o;
   o.name = "n1";
   o.servers = {{"127.0.0.1", server.port()}};
-  o.state_dir = tmpl;
+  o.state_dir = state_dir;
   o.deployment = "agent";
   o.log = &quiet;
-  auto sandbox = node::JobSandbox::Open({std::nullopt, tmpl + "-work", {}}, o.state_dir);
-  ASSERT_TRUE(sandbox.ok()) << sandbox.status().message();
+  auto sandbox = node::JobSandbox::Open({std::nullopt, state_dir + "-work", {}}, o.state_dir);
+  EXPECT_TRUE(sandbox.ok()) << sandbox.status().message();
+  if (!sandbox.ok()) return node::Outcome::kFailed;
   node::NodeAgent agent(o, std::make_unique<node::ProcessProvider>(o.state_dir, **sandbox));
   std::stop_source stop;
   auto run = std::async(std::launch::async, [&] { return agent.Run(stop.get_token()); });
   const bool stopped = run.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
   stop.request_stop();
   EXPECT_TRUE(stopped) << "the node kept asking after " << refuser.asked.load() << " refusals";
-  EXPECT_EQ(run.get(), node::Outcome::kRefused);
+  return run.get();
+}
+
+TEST(NodeAgentRefusal, R01_ARegistrationRefusedWith400StopsTheNode) {
+  Refuser refuser;
+  std::string tmpl = ::testing::TempDir() + "/np-refused-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  EXPECT_EQ(RunRefused(refuser, tmpl), node::Outcome::kRefused);
   EXPECT_EQ(refuser.asked.load(), 1);
   std::filesystem::remove_all(tmpl);
+  std::filesystem::remove_all(tmpl + "-work");
+}
+
+// Review D20: finished jobs' logs are pruned by age when the node starts
+// (and hourly); a recent one is kept.
+TEST(NodeAgentRefusal, D20_FinishedJobsLogsOlderThanTheKeepArePruned) {
+  Refuser refuser;
+  std::string tmpl = ::testing::TempDir() + "/np-logs-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  std::filesystem::create_directories(tmpl + "/jobs");
+  std::ofstream(tmpl + "/jobs/old.log") << "a week and a day ago\n";
+  std::ofstream(tmpl + "/jobs/new.log") << "an hour ago\n";
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::filesystem::last_write_time(tmpl + "/jobs/old.log", now - std::chrono::hours(24 * 8));
+  std::filesystem::last_write_time(tmpl + "/jobs/new.log", now - std::chrono::hours(1));
+  EXPECT_EQ(RunRefused(refuser, tmpl), node::Outcome::kRefused);
+  EXPECT_FALSE(std::filesystem::exists(tmpl + "/jobs/old.log"));
+  EXPECT_TRUE(std::filesystem::exists(tmpl + "/jobs/new.log"));
+  std::filesystem::remove_all(tmpl);
+  std::filesystem::remove_all(tmpl + "-work");
 }
 
 }  // namespace
