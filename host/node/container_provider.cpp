@@ -100,11 +100,21 @@ Result<std::map<std::string, std::string>> ContainerProvider::List() const {
 Recovered ContainerProvider::Recover() {
   Recovered r;
   EngineClient engine(o_.socket);
-  if (auto v = engine.ApiVersion(); v.ok()) {
+  auto v = engine.ApiVersion();
+  if (!v.ok()) {
+    r.status = v.status();
+    return r;
+  }
+  {
     std::lock_guard lock(mu_);
     api_version_ = *v;
   }
-  if (auto listed = List(); listed.ok()) {
+  auto listed = List();
+  if (!listed.ok()) {
+    r.status = listed.status();
+    return r;
+  }
+  {
     std::lock_guard lock(mu_);
     for (const auto& [lease, state] : *listed) {
       running_.insert(lease);

@@ -187,7 +187,15 @@ void NodeAgent::HoldAdopted(wire::HttpClient& c) {
 }
 
 Outcome NodeAgent::Run(std::stop_token stop) {
-  const Recovered left = provider_->Recover();
+  // What runs here must be known before the node says so: an engine that
+  // is down is waited out, never registered as an empty inventory.
+  Recovered left = provider_->Recover();
+  while (!left.status.ok()) {
+    log_.Warn("node.provider_unavailable", {{"provider", o_.provider}, {"error", left.status.message()}});
+    Pause(std::chrono::seconds(2), stop);
+    if (stop.stop_requested()) return Outcome::kStopped;
+    left = provider_->Recover();
+  }
   for (const std::string& lease : left.stopped) log_.Warn("node.leftover_stopped", {{"lease", lease}});
   for (const std::string& lease : left.adopted) log_.Info("node.leftover_adopted", {{"lease", lease}});
   if (o_.tls) {

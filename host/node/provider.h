@@ -38,12 +38,15 @@ struct Exit {
 struct Recovered {
   std::vector<std::string> stopped;  // could not be supervised, so stopped (their leases end)
   std::vector<std::string> adopted;  // still running and supervised again (their leases go on)
+  // Unavailable when what runs could not be read (an engine that is down):
+  // the agent asks again, and never registers an inventory it does not know.
+  Status status;
 };
 
 class Provider {
  public:
   virtual ~Provider() = default;
-  // Called once, before anything else.
+  // Called before anything else, again until its status is Ok.
   virtual Recovered Recover() = 0;
   // Starts the lease's runner; Ok when it already runs (a redelivered
   // launch). Invalid: it cannot start as asked (nothing started; the tier's

@@ -16,6 +16,7 @@
 #include "jobs/launch_for_request.h"
 #include "protocol/codec.h"
 #include "wire/http_server.h"
+#include "node/container_provider.h"
 #include "node/job_sandbox.h"
 #include "node/node_agent.h"
 #include "node/process_provider.h"
@@ -333,6 +334,24 @@ TEST(NodeAgentRefusal, D20_FinishedJobsLogsOlderThanTheKeepArePruned) {
   EXPECT_TRUE(std::filesystem::exists(tmpl + "/jobs/new.log"));
   std::filesystem::remove_all(tmpl);
   std::filesystem::remove_all(tmpl + "-work");
+}
+
+// Issue 48 §2: an engine that is down is an outage, never a verdict: what
+// runs cannot be read (so the agent registers no inventory it does not
+// know), and a launch started nothing and may be retried.
+TEST(ContainerProviderTest, AnEngineThatIsDownIsUnavailableNeverAnEmptyInventory) {
+  std::string tmpl = ::testing::TempDir() + "/np-engine-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  node::ContainerProvider provider({tmpl + "/no-engine.sock", "n1", "agent", tmpl, {}});
+  EXPECT_EQ(provider.Recover().status.code(), Code::kUnavailable);
+  node::LaunchSpec spec;
+  spec.lease = "l1";
+  spec.tier.image = "localhost/nodeplane-test-job:1";
+  Status started = provider.Start(spec);
+  EXPECT_EQ(started.code(), Code::kUnavailable) << started.message();
+  EXPECT_NE(started.message().find("no-engine.sock"), std::string::npos) << started.message();
+  EXPECT_TRUE(provider.Running().empty());
+  std::filesystem::remove_all(tmpl);
 }
 
 }  // namespace
