@@ -50,7 +50,10 @@ CONF
 stop)
   d=$2
   export CONTAINERS_CONF=$d/containers.conf
-  podman ps -aq --filter label=nodeplane.lease | xargs -r podman rm -f >/dev/null 2>&1 || true
+  # What the tests and benchmarks made (their deployments), nothing else.
+  for dep in e2e bench; do
+    podman ps -aq --filter "label=nodeplane.deployment=$dep" | xargs -r podman rm -f >/dev/null 2>&1 || true
+  done
   kill "$(cat "$d/service.pid")" 2>/dev/null || true
   podman rmi -f localhost/nodeplane-test-job:1 >/dev/null 2>&1 || true
   rm -rf "$d"

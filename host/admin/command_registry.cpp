@@ -53,6 +53,8 @@ std::vector<CommandSpec> Build() {
         "chosen_provider", "force_release"}},
       {"leases.show", "one lease, open or ended", {Word("lease", "LEASE")}},
       {"leases.release", "ask the holder to give the lease back", {Word("lease", "LEASE")}},
+      {"tiers.resume", "launch again for a tier paused because GitHub refused its runner as outdated",
+       {Word("tier", "TIER")}},
       {"jobs.list", "GitHub jobs and the leases that ran them",
        {Flag("tier", "--tier", kString, "TIER"), Flag("since_seconds", "--since", kSeconds, "DURATION").Default("86400").Between(1),
         Flag("limit", "--limit", kInt, "N").Default("50").Between(1, 1000)}},

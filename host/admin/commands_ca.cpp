@@ -10,7 +10,10 @@ Result<std::string> StatusOf(const Call& c) {
   auto admission = c.deps.ledger->AdmissionGeneration();
   if (!admission.ok()) return admission.status();
   const pki::Authority* ca = c.deps.authority;
+  std::string paused;  // "tier: why; ...", "" when none is
+  for (const auto& [tier, why] : c.deps.plane->PausedTiers()) paused += (paused.empty() ? "" : "; ") + tier + ": " + why;
   return Text(json::object{{"deployment", c.deps.config->deployment},
+                           {"paused_tiers", paused},
                            {"version", NODEPLANE_VERSION},
                            {"nodes", c.deps.plane->GetStats().nodes},
                            {"tls", ca != nullptr},

@@ -54,6 +54,15 @@ Result<std::string> ReleaseLease(const Call& c) {
   return Text(json::object{{"lease", id}, {"force_release", true}});
 }
 
+Result<std::string> ResumeTier(const Call& c) {
+  const std::string& tier = c.args.String("tier");
+  if (!c.deps.plane->ResumeTier(tier)) {
+    return Status::NotFound("tier \"" + tier + "\" is not paused");
+  }
+  c.deps.log->Info("admin.tier_resumed", {{"tier", tier}});
+  return Text(json::object{{"tier", tier}, {"resumed", true}});
+}
+
 Result<std::string> ListJobs(const Call& c) {
   ports::Ledger& ledger = *c.deps.ledger;
   auto jobs = ledger.ListForgeJobs(c.args.String("tier"), c.Now() - c.args.Int("since_seconds") * kSecondNs,
@@ -147,6 +156,7 @@ void AddLeaseCommands(Handlers& h) {
   h["leases.list"] = ListLeases;
   h["leases.show"] = ShowLease;
   h["leases.release"] = ReleaseLease;
+  h["tiers.resume"] = ResumeTier;
   h["jobs.list"] = ListJobs;
   h["launch"] = Launch;
   h["destroy"] = Destroy;

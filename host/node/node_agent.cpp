@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "common/file_text.h"
@@ -48,11 +49,13 @@ void Pause(std::chrono::milliseconds d, const std::stop_token& stop) {
   }
 }
 
+// GitHub's runner exits 7 when GitHub refuses its version and it was told
+// not to update itself (ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE).
+constexpr int kRunnerOutdated = 7;
+
 // Why a runner's exit failed its lease, in words an operator can act on.
 std::string ExitReason(const Exit& e) {
-  // GitHub's runner exits 7 when GitHub refuses its version and it was told
-  // not to update itself (ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE).
-  if (e.code == 7) {
+  if (e.code == kRunnerOutdated) {
     return "the runner is outdated: GitHub refused its version (exit 7); update the tier's image or command";
   }
   std::string why = "the job exited with code " + std::to_string(e.code);
@@ -506,6 +509,10 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
       log_.Info("node.withdrew", {{"answer", r.ok() ? std::to_string(r->status) : r.status().message()}});
     }
     const std::vector<Exit> exits = provider_->Reap();
+    std::set<std::string> outdated;  // runners GitHub refused as too old (exit 7): their tier pauses
+    for (const Exit& e : exits) {
+      if (e.code == kRunnerOutdated) outdated.insert(e.lease);
+    }
     std::map<std::string, std::pair<bool, std::string>> to_end;
     {
       std::lock_guard lock(mu_);
@@ -524,6 +531,10 @@ void NodeAgent::Maintain(std::stop_token stop, std::stop_token agent_stop) {
           epoch = j->second.epoch;
           if (j->second.verdict) ok = *j->second.verdict;
         }
+      }
+      if (outdated.count(lease) != 0 && epoch >= 0) {
+        auto r = Call(c, "POST", Path("/leases/" + lease + "/runner/outdated"), protocol::Encode(protocol::EpochBody{epoch, {}}));
+        log_.Warn("node.runner_outdated", {{"lease", lease}, {"tier_paused", r.ok() && r->status == 204}});
       }
       // A runner whose registration GitHub removed (the intake retired it)
       // exits on its own with an error: its lease ended as asked.

@@ -44,6 +44,15 @@ std::string Daemon::Metrics() {
   Gauge(out, "nodeplane_commands_in_flight", "Commands delivered and not yet answered.",
         {{"", double(st.in_flight_commands)}});
   Gauge(out, "nodeplane_polls_parked", "Long polls waiting for a command.", {{"", double(st.parked_polls)}});
+  std::map<std::string, double> paused;
+  for (const auto& [tier, why] : plane_->PausedTiers()) {
+    std::string label;  // the label value, escaped as the text format asks
+    for (char ch : tier) label += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+    paused["tier=\"" + label + "\""] = 1;
+  }
+  Gauge(out, "nodeplane_tier_paused",
+        "1 for a tier paused because GitHub refused its runner as outdated (exit 7); nodeplanectl tiers resume TIER.",
+        paused);
   // One sample per listener this process serves.
   auto by_listener = [&](double (*of)(const wire::HttpServer&)) {
     std::map<std::string, double> m{{"listener=\"wire\"", of(*wire_)}};

@@ -116,6 +116,21 @@ void Plane::Fire(Completions& done) {
   done.clear();
 }
 
+void Plane::PauseTier(const std::string& tier, const std::string& why) {
+  MutexLock lock(mu_);
+  paused_tiers_.emplace(tier, why);  // the first reason stands
+}
+
+bool Plane::ResumeTier(const std::string& tier) {
+  MutexLock lock(mu_);
+  return paused_tiers_.erase(tier) > 0;
+}
+
+std::map<std::string, std::string> Plane::PausedTiers() const {
+  MutexLock lock(mu_);
+  return paused_tiers_;
+}
+
 const Tier* Plane::TierOf(const std::string& label) const {
   for (const Tier& t : opts_.tiers) {
     if (t.shape.label == label) return &t;

@@ -276,6 +276,15 @@ class Plane {
   // the ledger's record, which is written at registration.
   std::map<std::string, int64_t> LastSeen() const;
 
+  // A tier whose runner GitHub refused as outdated (the runner's exit 7) is
+  // paused: no launch is placed for it (each refused, saying why) until an
+  // operator resumes it, having made its image current. Held in memory: a
+  // restarted control plane launches again, and the next outdated runner
+  // pauses the tier again.
+  void PauseTier(const std::string& tier, const std::string& why);
+  bool ResumeTier(const std::string& tier);          // false: it was not paused
+  std::map<std::string, std::string> PausedTiers() const;  // tier -> why
+
  private:
   friend class Runner;
   friend class PlaneTestPeer;  // tests/support: the state tests synchronise on
@@ -400,6 +409,7 @@ class Plane {
   std::vector<std::pair<std::string, int64_t>> pending_gone_ NP_GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<std::mutex>> registration_locks_ NP_GUARDED_BY(mu_);
   bool stopping_ NP_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::string> paused_tiers_ NP_GUARDED_BY(mu_);  // tier -> why
   Histogram dispatch_latency_;
   std::jthread poll_timer_;
 };

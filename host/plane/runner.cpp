@@ -26,6 +26,10 @@ std::string Join(const std::vector<std::string>& parts) {
 Result<std::string> Plane::PickLocked(const ports::Lease& lease, const Tier** tier) {
   *tier = TierOf(lease.tier);
   if (*tier == nullptr) return NoNode("tier \"" + lease.tier + "\" is not in this control plane's catalogue");
+  if (auto paused = paused_tiers_.find(lease.tier); paused != paused_tiers_.end()) {
+    return NoNode("tier \"" + lease.tier + "\" is paused: " + paused->second +
+                  "; once its image is current: nodeplanectl tiers resume " + lease.tier);
+  }
   const std::vector<std::string> providers = ports::ProvidersOf(lease.providers);
   auto accepts = [&](const NodeState& n) {
     return std::find(providers.begin(), providers.end(), n.provider) != providers.end() &&

@@ -189,6 +189,8 @@ const std::vector<NodeWire::Route>& NodeWire::Routes() {
        &NodeWire::RemoveRunner},
       {"POST", "/v1/nodes/{node}/leases/{lease}/runner/recover", "runner_recover", G::kOwnLease, true,
        &NodeWire::RecoverRunner},
+      {"POST", "/v1/nodes/{node}/leases/{lease}/runner/outdated", "runner_outdated", G::kOwnLease, true,
+       &NodeWire::RunnerOutdated},
   });
   return kRoutes;
 }
@@ -451,6 +453,24 @@ void NodeWire::LeaseGet(const std::shared_ptr<Call>& c) {
   auto lease = o_.leases->GetLease(c->lease);
   if (!lease.ok()) return c->Fail(lease.status());
   c->Reply(200, protocol::Encode(protocol::LeaseReply{*lease}));
+}
+
+// The lease's runner exited 7: GitHub refused its version. Its tier is
+// paused (no launch is placed for it) until an operator resumes it.
+void NodeWire::RunnerOutdated(const std::shared_ptr<Call>& c) {
+  auto b = protocol::Decode<protocol::EpochBody>(c->req.body);
+  if (!b.ok()) return c->Fail(b.status());
+  auto lease = o_.leases->GetLease(c->lease);
+  if (!lease.ok()) return c->Fail(lease.status());
+  if (lease->epoch != b->epoch) {
+    return c->Fail(Status::Fenced("lease " + c->lease + " is at epoch " + std::to_string(lease->epoch) + ", not " +
+                                  std::to_string(b->epoch)));
+  }
+  o_.plane->PauseTier(lease->tier, "the runner of lease " + lease->id + " on node \"" + c->node +
+                                       "\" was refused by GitHub as outdated (exit 7): its image is too old");
+  o_.log->Warn("wire.tier_paused", {{"tier", lease->tier}, {"node", c->node}, {"lease", lease->id},
+                                    {"why", "runner outdated"}});
+  c->NoContent();
 }
 
 void NodeWire::Advance(const std::shared_ptr<Call>& c) {

@@ -121,6 +121,7 @@ class NodeWire : public HttpHandler {
   void Withdraw(const std::shared_ptr<Call>& c);
   void Bind(const std::shared_ptr<Call>& c);
   void LeaseGet(const std::shared_ptr<Call>& c);
+  void RunnerOutdated(const std::shared_ptr<Call>& c);
   void Advance(const std::shared_ptr<Call>& c);
   void Heartbeat(const std::shared_ptr<Call>& c);
   void MarkFailure(const std::shared_ptr<Call>& c);

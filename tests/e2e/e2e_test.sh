@@ -1542,6 +1542,16 @@ container-limits)
   launch_tier old 3
   wait_until "the outdated runner's lease to fail" lease_is "$lease" failed
   [[ "$(reason_of "$lease")" == *"runner is outdated"* ]] || fail "exit 7 was not called outdated: $(reason_of "$lease")"
+  # The tier stops launching, says why, and launches again once resumed.
+  ctl --json status | grep -q '"paused_tiers":"old: the runner of lease '"$lease"' on node \\"n1\\" was refused' \
+    || fail "status does not say the tier is paused: $(ctl --json status)"
+  ctl metrics | grep -q '^nodeplane_tier_paused{tier="old"} 1$' || fail "no paused-tier metric: $(ctl metrics | grep tier_paused)"
+  out=$(ctl --json launch --tier old --request-id 4) && fail "a paused tier launched: $out"
+  [[ "$out" == *'tier \"old\" is paused'*"nodeplanectl tiers resume old"* ]] || fail "the refusal does not say the tier is paused: $out"
+  ctl tiers resume old >/dev/null || fail "resume refused"
+  ctl tiers resume old >/dev/null 2>&1 && fail "a tier not paused was resumed"
+  launch_tier old 5
+  wait_until "the resumed tier's runner to run (and fail outdated again)" lease_is "$lease" failed
   wait_until "every container to be removed" bash -c "[ -z \"\$(curl -fsS --unix-socket $engine 'http://d/v1.41/containers/json?all=1&filters=%7B%22label%22%3A%5B%22nodeplane.node%3Dn1%22%5D%7D' | tr -d '[]\n ')\" ]"
   ;;
 *)

@@ -403,6 +403,26 @@ TEST_F(DispatchTest, AStoppingPlaneAnswersRegistrationsAndPollsAsUnavailable) {
   EXPECT_EQ(registered.status().code(), Code::kUnavailable) << registered.status().ToString();
 }
 
+// Issue 48 §2: a tier whose runner GitHub refused as outdated (exit 7) is
+// paused: no launch is placed for it, and the refusal says why and how to
+// resume, until an operator resumes it.
+TEST_F(DispatchTest, AnOutdatedRunnersTierIsPausedUntilResumed) {
+  Reg("n1");
+  plane_->PauseTier("small", "a runner of lease l0 was refused by GitHub as outdated (exit 7)");
+  EXPECT_EQ(plane_->PausedTiers().count("small"), 1u);
+  Status refused = plane_->runner().Launch(*std::make_unique<ports::Lease>(Lease("l1")), JobFor(1));
+  EXPECT_TRUE(Is(refused, kNoNode)) << refused.ToString();
+  EXPECT_NE(refused.message().find("paused"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("nodeplanectl tiers resume small"), std::string::npos) << refused.message();
+  EXPECT_EQ(PlaneTestPeer(*plane_).Queued("n1"), 0u);
+  EXPECT_TRUE(plane_->ResumeTier("small"));
+  EXPECT_FALSE(plane_->ResumeTier("small"));  // not paused any more
+  auto launch = LaunchAsync(Lease("l2"), 2);
+  WaitQueued("n1", 1);
+  ASSERT_TRUE(Answer("n1", Take("n1"), true).ok());
+  EXPECT_TRUE(launch.get().ok());
+}
+
 // R03: a success for an id the plane never knew (its tombstone evicted, or a
 // restart since) keeps custody; a failure started nothing and is ignored.
 TEST_F(DispatchTest, R03_AnUnknownSuccessfulResultKeepsCustody) {
