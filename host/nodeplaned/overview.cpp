@@ -44,6 +44,9 @@ std::string Daemon::Overview() {
     }
   }
   out["leases"] = std::move(lease_list);
+  json::array paused;  // tiers launching nothing: GitHub refused their runner as outdated
+  for (const auto& [tier, why] : plane_->PausedTiers()) paused.push_back(json::object{{"tier", tier}, {"why", why}});
+  out["paused_tiers"] = std::move(paused);
 
   std::map<std::string, int64_t> cert_expiry;  // the newest live certificate of each node
   if (auto certs = ledger.ListCerts(""); certs.ok()) {

@@ -94,6 +94,7 @@ use_engine() {
 }
 engine_api() { curl -fsS --unix-socket "$engine" "http://d/v1.41$1" "${@:2}"; }
 containers_left() { engine_api '/containers/json?all=1&filters=%7B%22label%22%3A%5B%22nodeplane.deployment%3De2e%22%5D%7D' | python3 -c 'import json,sys; print(" ".join(c["Names"][0] for c in json.load(sys.stdin)))'; }
+no_containers_left() { [ -z "$(containers_left)" ]; }
 start_container_node() { start_node "$1" --provider container --engine-socket "$engine" "${@:2}"; }
 
 # postgres_ledger SCHEMA [LINE...]: the [plugins.ledger] table of a config on
@@ -123,13 +124,15 @@ expiry_of() { ctl --json leases show "$1" | sed -n 's/.*"expires_at_ns":\([0-9]*
 node_is() { ctl --json nodes list | grep -q "\"name\":\"$1\"[^}]*\"state\":\"$2\""; }
 finish_job() { touch "$dir/finish-$1"; }  # the demo command ends when its request's file appears
 
-# launch REQUEST_ID: launches on the fleet; sets lease.
-launch() {
+# launch_tier TIER REQUEST_ID: launches on the fleet; sets lease.
+launch_tier() {
   local out
-  out=$(ctl --json launch --tier job --request-id "$1") || fail "launch $1 refused: $out"
+  out=$(ctl --json launch --tier "$1" --request-id "$2") || fail "launch $2 of $1 refused: $out"
   lease=$(sed -n 's/.*"lease":"\([0-9a-f]*\)".*/\1/p' <<<"$out")
   [ -n "$lease" ] || fail "no lease in: $out"
 }
+# launch REQUEST_ID: launch_tier job.
+launch() { launch_tier job "$1"; }
 
 # start_n1_with_job: node n1 registered and running job 1 (lease set).
 start_n1_with_job() {
@@ -1454,7 +1457,7 @@ job-isolation|container-isolation)
     grep -q "probe uid=0 " "$dir"/n1/jobs/*.log && fail "a job ran as root"
     ls "$dir/n1-work" 2>/dev/null | grep -q . && fail "a lease's work directory was left: $(ls "$dir/n1-work")"
   else
-    wait_until "every container to be removed" bash -c "[ -z \"\$(curl -fsS --unix-socket $engine 'http://d/v1.41/containers/json?all=1&filters=%7B%22label%22%3A%5B%22nodeplane.node%3Dn1%22%5D%7D' | tr -d '[]\n ')\" ]"
+    wait_until "every container to be removed" no_containers_left
   fi
   ;;
 container-runner)
@@ -1478,8 +1481,6 @@ TOML
   start_host
   start_container_node n1
   wait_until "n1 to register" node_is n1 live
-  launch_tier() { local out; out=$(ctl --json launch --tier "$1" --request-id "$2") || fail "launch $1 refused: $out"
-    lease=$(sed -n 's/.*"lease":"\([0-9a-f]*\)".*/\1/p' <<<"$out"); }
   launch_tier box 1
   wait_until "the job to run" lease_is "$lease" busy
   container_running() { engine_api "/containers/np-$1/json" | grep -q '"Running": *true'; }
@@ -1507,7 +1508,7 @@ assert l["nodeplane.lease"]==sys.argv[1] and l["nodeplane.node"]=="n1" and l["no
   grep -q "job start lease=$lease uid=1001 trap=1" "$log" || fail "the job did not run as the image's user with its lease: $(cat "$log")"
   grep -q "job got SIGTERM" "$log" || fail "the destroy did not reach the job as SIGTERM: $(cat "$log")"
   [ "$(grep -c "job start" "$log")" = 1 ] || fail "the job ran twice: $(cat "$log")"
-  [ -z "$(containers_left)" ] || fail "containers left: $(containers_left)"
+  no_containers_left || fail "containers left: $(containers_left)"
   ;;
 container-limits)
   # Issue 48 §2: the engine enforces the tier's memory (swap = memory, or
@@ -1528,8 +1529,6 @@ container-limits)
   start_container_node n1
   wait_until "n1 to register" node_is n1 live
   reason_of() { ctl --json leases show "$1" | sed -n 's/.*"failure_reason":"\([^"]*\)".*/\1/p'; }
-  launch_tier() { local out; out=$(ctl --json launch --tier "$1" --request-id "$2") || fail "launch $1 refused: $out"
-    lease=$(sed -n 's/.*"lease":"\([0-9a-f]*\)".*/\1/p' <<<"$out"); }
   launch_tier small 1
   wait_until "the memory hog's lease to fail" lease_is "$lease" failed
   [[ "$(reason_of "$lease")" == *"code 137"* ]] || fail "the memory limit did not kill it: $(reason_of "$lease"); $(cat "$dir/n1/jobs/$lease.log")"
@@ -1552,7 +1551,7 @@ container-limits)
   ctl tiers resume old >/dev/null 2>&1 && fail "a tier not paused was resumed"
   launch_tier old 5
   wait_until "the resumed tier's runner to run (and fail outdated again)" lease_is "$lease" failed
-  wait_until "every container to be removed" bash -c "[ -z \"\$(curl -fsS --unix-socket $engine 'http://d/v1.41/containers/json?all=1&filters=%7B%22label%22%3A%5B%22nodeplane.node%3Dn1%22%5D%7D' | tr -d '[]\n ')\" ]"
+  wait_until "every container to be removed" no_containers_left
   ;;
 *)
   fail "unknown case $case"

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "config/config_loader.h"
@@ -352,6 +355,53 @@ TEST(ContainerProviderTest, AnEngineThatIsDownIsUnavailableNeverAnEmptyInventory
   EXPECT_NE(started.message().find("no-engine.sock"), std::string::npos) << started.message();
   EXPECT_TRUE(provider.Running().empty());
   std::filesystem::remove_all(tmpl);
+}
+
+// Review D20: a pid file a previous agent left is trusted only for the very
+// process it names (this boot, that start time). A pid since given to
+// another process group is never signalled; the one it recorded is stopped.
+TEST(ProcessProviderTest, D20_APidFileIsTrustedOnlyForTheProcessItNames) {
+  std::string tmpl = ::testing::TempDir() + "/np-pids-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  auto sandbox = node::JobSandbox::Open({std::nullopt, tmpl + "-work", {}}, tmpl);
+  ASSERT_TRUE(sandbox.ok()) << sandbox.status().message();
+  std::filesystem::create_directories(tmpl + "/jobs");
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  // A process group of this user, not any agent's job; and its start time.
+  auto spawn = [](std::string& started) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setsid();
+      ::execlp("sleep", "sleep", "60", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    while (::getpgid(pid) != pid) std::this_thread::yield();  // until it leads its group
+    std::string stat_text;
+    std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), stat_text);
+    std::istringstream fields(stat_text.substr(stat_text.rfind(')') + 2));
+    for (int i = 3; i <= 22; ++i) fields >> started;
+    return pid;
+  };
+  // How the process ended: the signal that ended it.
+  auto ended_by = [](pid_t pid) {
+    int status = 0;
+    return ::waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  };
+  std::string started;
+  const pid_t other = spawn(started);
+  std::ofstream(tmpl + "/jobs/reused.pid") << other << " 1 " << boot << "\n";  // another start time
+  std::ofstream(tmpl + "/jobs/rebooted.pid") << other << " " << started << " another-boot\n";
+  EXPECT_EQ(node::ProcessProvider(tmpl, **sandbox).Recover().stopped.size(), 2u);
+  ::kill(other, SIGTERM);  // ours to end: SIGTERM, unless Recover killed it first
+  EXPECT_EQ(ended_by(other), SIGTERM) << "a process the pid files did not name was killed";
+
+  const pid_t left = spawn(started);
+  std::ofstream(tmpl + "/jobs/left.pid") << left << " " << started << " " << boot << "\n";
+  EXPECT_EQ(node::ProcessProvider(tmpl, **sandbox).Recover().stopped, std::vector<std::string>{"left"});
+  EXPECT_EQ(ended_by(left), SIGKILL) << "the process the pid file named was not stopped";
+  std::filesystem::remove_all(tmpl);
+  std::filesystem::remove_all(tmpl + "-work");
 }
 
 }  // namespace

@@ -117,6 +117,10 @@ async function refresh() {
     ]);
     const now = overview.now_ns;
     document.getElementById("deployment").textContent = overview.deployment + " · " + overview.version;
+    // A paused tier launches nothing until an operator resumes it: first thing seen.
+    document.getElementById("paused").textContent = (overview.paused_tiers || []).map((t) =>
+      "Tier " + t.tier + " is paused: " + t.why + ". Make its image current, then: nodeplanectl tiers resume " +
+      t.tier).join(" ");
     const live = overview.nodes.filter((n) => n.state === "live").length;
     document.getElementById("summary").textContent =
       live + " of " + overview.nodes.length + " nodes live · " + overview.leases.length + " open leases · " +
