@@ -5,7 +5,8 @@
 // the same for both providers and are not in these figures.
 //
 // process: the sandboxed child (a uid and work directory per lease, as
-// root); its first line is read from <state>/jobs/<lease>.log.
+// root); its first line is in <state>/jobs/<lease>.log when the job writes
+// a FIFO the benchmark waits on.
 // container: a container from the test image through the Engine API on
 // --engine-socket; its first line is read from the engine's followed log.
 //
@@ -22,7 +23,6 @@
 #include <fstream>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "node/container_provider.h"
@@ -42,18 +42,9 @@ std::string Read(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Waits for every exit of `provider` until `lease` has exited.
-void AwaitExit(node::Provider& provider, const std::string& lease) {
-  for (;;) {
-    for (const node::Exit& e : provider.Reap()) {
-      if (e.lease == lease) return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a benchmark's own pacing
-  }
-}
-
 // Launches `n` leases one at a time; `first_line` blocks until the lease's
-// first line is out. Returns the milliseconds from Start to that line.
+// first line is out. Returns the milliseconds from Start to that line. Each
+// runner is then stopped (which returns once it is gone) before the next.
 std::vector<double> Launches(node::Provider& provider, node::LaunchSpec spec, int n,
                              const std::function<void(const std::string&)>& first_line) {
   std::vector<double> ms;
@@ -66,7 +57,7 @@ std::vector<double> Launches(node::Provider& provider, node::LaunchSpec spec, in
     }
     first_line(spec.lease);
     ms.push_back(Ms(Clock::now() - t0));
-    AwaitExit(provider, spec.lease);
+    (void)provider.Stop(spec.lease, std::chrono::milliseconds(0));
   }
   std::sort(ms.begin(), ms.end());
   return ms;
@@ -103,10 +94,18 @@ int main(int argc, char** argv) {
   (void)process.Recover();
   node::LaunchSpec spec;
   spec.request_id = 1;
-  spec.tier.command = {"/bin/sh", "-c", "echo first line"};
+  // The job writes a FIFO right after its first line: opening it blocks the
+  // benchmark until the line is in the job's log, with no polling.
+  const std::string fifo = dir + "/first-line";
+  if (::mkfifo(fifo.c_str(), 0666) != 0 || ::chmod(fifo.c_str(), 0666) != 0) {
+    return std::fprintf(stderr, "provider-launch-bench: cannot make %s\n", fifo.c_str()), 1;
+  }
+  spec.tier.command = {"/bin/sh", "-c", "echo first line; echo > " + fifo + "; sleep 60"};
   const auto process_ms = Launches(process, spec, n, [&](const std::string& lease) {
-    while (Read(state + "/jobs/" + lease + ".log").find("first line") == std::string::npos) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));  // the log file has no event to wait on
+    std::ifstream(fifo).get();  // returns once the job has written it
+    if (Read(state + "/jobs/" + lease + ".log").find("first line") == std::string::npos) {
+      std::fprintf(stderr, "provider-launch-bench: the job's log lacks its first line\n");
+      std::exit(1);
     }
   });
 
@@ -121,7 +120,7 @@ int main(int argc, char** argv) {
   spec.tier.network = "none";
   spec.tier.vcpu = 1;
   spec.tier.memory = 256LL << 20;
-  spec.tier.command = {"/bin/sh", "-c", "echo first line; sleep 0.2"};
+  spec.tier.command = {"/bin/sh", "-c", "echo first line; sleep 60"};
   const auto container_ms = Launches(container, spec, n, [&](const std::string& lease) {
     node::EngineClient engine(socket);
     std::stop_source done;

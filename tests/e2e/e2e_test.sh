@@ -1105,11 +1105,11 @@ scale-set-restart)
 scale-set-requeue)
   # Issue 47 (review D1): GitHub re-queues a job no runner took within its
   # pickup window: JobCompleted "canceled" naming no runner, then JobAssigned
-  # again for the same jobId. Here the runner is slow to come up (scaled: a
-  # 2 s window, a runner that asks for a job after 3 s), so the job is
-  # re-queued once, then taken, and runs to its end: it ends succeeded and
-  # its runner is never signalled.
-  runner_env='"FAKE_RUNNER_TAKE_DELAY_S=3"' scale_set_config ',"pickup_window_ms":2000'
+  # again for the same jobId. Here the runner is slow to come up: it asks
+  # for a job only once the fake has re-queued it (a 2 s window scaled from
+  # GitHub's), so the job is re-queued once, then taken, and runs to its
+  # end: it ends succeeded and its runner is never signalled.
+  runner_env='"FAKE_RUNNER_TAKE_AFTER=requeued"' scale_set_config ',"pickup_window_ms":2000'
   nodes=1 start_scale_set_fleet
   queue_jobs 1
   expect_each_job_run_once 1
@@ -1232,7 +1232,7 @@ scale-set-retire)
   # (SIGTERM): it withdraws, its idle runner is retired, and it exits; the
   # runner kept idle is launched again on the other node. Then the
   # deployment is drained, which retires that one too.
-  runner_env='"FAKE_RUNNER_TAKE_DELAY_S=2"' tier_extra=$'min_idle = 1\nidle_timeout = "1s"' scale_set_config ''
+  runner_env='"FAKE_RUNNER_TAKE_AFTER=canceled"' tier_extra=$'min_idle = 1\nidle_timeout = "1s"' scale_set_config ''
   nodes=2 start_scale_set_fleet
   runners() { fake /_fake/actions/state | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["agents"]))'; }
   wait_until "one runner kept idle" bash -c "[ \$(curl -fsS http://127.0.0.1:$gh_port/_fake/actions/state | python3 -c 'import json,sys; print(len(json.load(sys.stdin)[\"agents\"]))') = 1 ]"

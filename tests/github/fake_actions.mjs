@@ -72,6 +72,9 @@
 //          POST /_fake/actions/message {scale_set, body}: a raw message body,
 //          POST /_fake/actions/delete_scale_set {scale_set},
 //          POST /_fake/actions/cancel {scale_set}: every job no runner took is cancelled,
+//          POST /_fake/actions/await {event, job_id, count}: parked until "session" (one
+//          is open), "requeued" or "canceled" (some job was), "done" (job job_id
+//          finished) or "waiting" (count runners are parked for a job),
 //          POST /_fake/actions/expire_sessions, POST /_fake/actions/expire_queue_tokens,
 //          POST /_fake/actions/expire_admin_tokens,
 //          POST /_fake/actions/remote_auth_faults {status, count}: the next `count`
@@ -98,6 +101,22 @@ export function createActions(spec, groupsFor, plainSend) {
   const sessions = new Map();      // session id -> {scaleSet, owner, token, tokenExpires, lastSeen}
   const agents = new Map();        // name -> {id, name, scaleSetId, busy, job}
   const jobs = [];                 // {jobId, requestId, scaleSetId, state, runnerName, takenBy: [], result, repository, requeues}
+  // Test control, not GitHub: callers parked by /_fake/actions/await until
+  // a condition on the fake's state holds, so that tests and benchmarks
+  // wait on the state rather than on a clock or a polling loop.
+  const conditions = {
+    session: () => [...scaleSets.values()].some(ss => ss.session),           // a message session is open
+    requeued: () => jobs.some(j => j.requeues > 0),                         // a pickup window passed
+    canceled: () => jobs.some(j => j.state === 'canceled'),
+    done: b => jobs.some(j => j.jobId === b.job_id && j.state === 'done'),  // job b.job_id finished
+    waiting: b => [...agents.values()].filter(a => a.waiting).length >= (b.count ?? 1),  // runners parked for a job
+  };
+  let awaiting = [];               // {met, wake}
+  function wakeAwaiting() {
+    const ready = awaiting.filter(a => a.met());
+    awaiting = awaiting.filter(a => !ready.includes(a));
+    for (const a of ready) a.wake();
+  }
   const runnerWaiters = [];        // takes parked until a job is assigned
   const faults = { status: 0, left: 0, retryAfter: 0, served: 0 };
   const remoteAuthFaults = { status: 401, left: 0 };
@@ -177,6 +196,7 @@ export function createActions(spec, groupsFor, plainSend) {
       if (job.state !== 'assigned' || job.assigned !== assignedAt || !scaleSets.has(ss.id)) return;
       job.requeues++;
       publish(ss, [entry('JobCompleted', job, { result: 'canceled', runnerId: 0, runnerName: '', finishTime: iso(Date.now()) })]);
+      wakeAwaiting();
       if (job.requeues >= kMaxRequeues) {
         job.state = 'canceled';
         job.result = 'canceled';
@@ -230,6 +250,7 @@ export function createActions(spec, groupsFor, plainSend) {
     sessions.set(s.id, s);
     ss.session = s.id;
     ss.lastHeld = Date.now();
+    wakeAwaiting();
     return s;
   }
 
@@ -436,6 +457,7 @@ export function createActions(spec, groupsFor, plainSend) {
       if (agent.job) return send(res, 409, { message: 'this runner already took a job: JIT runners run one' });
       const deadline = Date.now() + (body?.wait_ms ?? 120000);
       agent.waiting = true;  // state only: a runner parked for a job
+      wakeAwaiting();
       res.on('close', () => { agent.waiting = false; });
       for (;;) {
         if (!agents.has(agent.name)) return send(res, 401, { message: 'the runner was removed' });
@@ -466,6 +488,7 @@ export function createActions(spec, groupsFor, plainSend) {
       agents.delete(agent.name);  // an ephemeral runner deregisters after its job
       publish(ss, [entry('JobCompleted', job, { runnerId: agent.id, runnerName: agent.name, result: job.result,
                                                 finishTime: iso(job.finished) })]);
+      wakeAwaiting();
       return send(res, 204);
     }
     return send(res, 404, { message: 'Not Found' });
@@ -560,7 +583,16 @@ export function createActions(spec, groupsFor, plainSend) {
             publish(ss, cancelled.map(j => entry('JobCompleted', j, { result: 'canceled', runnerId: 0, runnerName: '',
                                                                       finishTime: iso(Date.now()) })));
           }
+          wakeAwaiting();
           return plainSend(res, 200, cancelled.map(j => j.jobId));
+        }
+        case 'POST /_fake/actions/await': {
+          const condition = conditions[body?.event];
+          if (!condition) return plainSend(res, 400, { message: `no event ${body?.event}` });
+          const met = () => condition(body);
+          if (met()) return plainSend(res, 204);
+          awaiting.push({ met, wake: () => plainSend(res, 204) });
+          return 'parked';  // answered when the event happens
         }
         case 'POST /_fake/actions/behaviour':
           for (const [k, v] of Object.entries(body ?? {})) {

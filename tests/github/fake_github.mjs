@@ -176,8 +176,7 @@ async function api(req, res, url, body) {
 
 function control(req, res, url, body) {
   if (url.pathname.startsWith('/_fake/actions/')) {
-    actions.control(req, res, url, body);
-    if (res.headersSent) return;
+    if (actions.control(req, res, url, body) === 'parked' || res.headersSent) return;
   }
   switch (`${req.method} ${url.pathname}`) {
     case 'GET /_fake/log': return send(res, 200, log);

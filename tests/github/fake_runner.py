@@ -8,15 +8,21 @@ there until a job is assigned to its scale set, `finish` until the job is
 released (a held job) or at once. Then it exits 0: one job, like a real
 ephemeral JIT runner. It never prints the config. Exits 3 when no job came
 within FAKE_RUNNER_WAIT_S (an idle runner the statistics over-counted), or
-when its registration was removed meanwhile (a retired idle runner).
+when its registration was removed meanwhile (a retired idle runner). What
+GitHub's own runner exits with when its registration is removed is not
+established from a source here; nothing depends on the code: the node ends
+the lease of a runner the ledger marked deregistered done, whatever its
+runner exits with (node_agent.cpp, Deregistered).
 
-FAKE_RUNNER_TAKE_DELAY_S: seconds to wait before asking for a job (a runner
-slow to come up, so that GitHub's pickup window can pass).
+FAKE_RUNNER_TAKE_AFTER: "requeued" or "canceled": asks for a job only once
+the fake says some job was re-queued (GitHub's pickup window passed with no
+runner) or cancelled: a runner slow to come up, ordered by the fake's state
+rather than by a clock.
 FAKE_RUNNER_RESULT: the job's result to report (default "succeeded").
 FAKE_RUNNER_MARK_DIR: where to leave "<pid>.signalled" when the runner is
 sent SIGTERM, so a test can prove no runner was ever signalled.
 """
-import base64, json, os, signal, sys, time, urllib.request, urllib.error
+import base64, json, os, signal, sys, urllib.request, urllib.error
 
 config_text = os.environ.pop("ACTIONS_RUNNER_INPUT_JITCONFIG", "")
 if not config_text:
@@ -48,7 +54,9 @@ def post(path, body):
         return e.code, e.read()
 
 
-time.sleep(float(os.environ.get("FAKE_RUNNER_TAKE_DELAY_S", "0")))
+take_after = os.environ.get("FAKE_RUNNER_TAKE_AFTER", "")
+if take_after:
+    post("/_fake/actions/await", {"event": take_after})
 status, body = post("/actions-runner/take", {"jit": config_text, "wait_ms": int(wait_s * 1000)})
 if status != 200:
     print(f"fake_runner: no job ({status})", file=sys.stderr)

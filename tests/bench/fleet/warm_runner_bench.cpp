@@ -30,7 +30,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "control_plane.h"
@@ -68,18 +67,6 @@ double Quantile(std::vector<double> v, double q) {
   if (v.empty()) return -1;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
-}
-
-// Polls `done` (a state of other processes, with no event to wait on) for
-// at most `limit`.
-template <typename F>
-bool Await(F done, std::chrono::seconds limit) {
-  const auto until = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > until) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
 }
 
 struct Round {
@@ -121,40 +108,28 @@ bool RunRound(const Args& a, int min_idle, Round& r) {
   testing::Child node({a.node, "run", "--server", "127.0.0.1:" + std::to_string(port), "--name", "n1", "--state-dir",
                        dir + "/n1", "--deployment", "bench", "--vcpu", "4", "--memory", "4GiB"},
                       dir + "/node.log");
-  // Runners parked at GitHub waiting for a job (the fake's state).
-  auto idle_runners = [&] {
-    const std::string state_json = Curl(gh + "/_fake/actions/state");
-    if (state_json.empty()) return -1;
-    const boost::json::value s = boost::json::parse(state_json);
-    int idle = 0;
-    for (const auto& agent : s.at("agents").as_array()) {
-      const boost::json::value* waiting = agent.as_object().if_contains("waiting");
-      idle += waiting != nullptr && waiting->is_bool() && waiting->as_bool() ? 1 : 0;  // parked for a job
-    }
-    return idle;
+  // Each wait parks on the fake until its state holds (POST /_fake/actions/await).
+  auto await_fake = [&](const std::string& condition) {
+    return Curl("-o /dev/null -w '%{http_code}' -m 60 -X POST -H 'content-type: application/json' -d '" + condition +
+                "' " + gh + "/_fake/actions/await") == "204";
   };
-  if (!Await([&] { return cp.Metric("nodeplane_jobs_sessions_open") >= 1; }, 60s)) {
+  if (!await_fake(R"({"event":"session"})")) {
     return std::fprintf(stderr, "warm-runner-bench: no message session (%s)\n", dir.c_str()), false;
   }
   for (int i = 0; i < a.jobs; ++i) {
-    if (!Await([&] { return idle_runners() >= min_idle; }, 60s)) {
+    if (!await_fake(R"({"event":"waiting","count":)" + std::to_string(min_idle) + "}")) {
       return std::fprintf(stderr, "warm-runner-bench: the idle runners never came back (%s)\n", dir.c_str()), false;
     }
     Curl("-o /dev/null -X POST -H 'content-type: application/json' -d '{\"scale_set\":\"np-large\"}' " + gh +
          "/_fake/actions/queue");
     const std::string job_id = "job-" + std::to_string(i + 1);
-    boost::json::object job;
-    if (!Await([&] {
-          const boost::json::value jobs = boost::json::parse(Curl(gh + "/_fake/actions/jobs"));
-          for (const auto& j : jobs.as_array()) {
-            if (j.at("jobId").as_string() == job_id && j.at("state").as_string() == "done") {
-              job = j.as_object();
-              return true;
-            }
-          }
-          return false;
-        }, 60s)) {
+    if (!await_fake(R"({"event":"done","job_id":")" + job_id + "\"}")) {
       return std::fprintf(stderr, "warm-runner-bench: %s never ran (%s)\n", job_id.c_str(), dir.c_str()), false;
+    }
+    boost::json::object job;
+    const boost::json::value jobs = boost::json::parse(Curl(gh + "/_fake/actions/jobs"));
+    for (const auto& j : jobs.as_array()) {
+      if (j.at("jobId").as_string() == job_id) job = j.as_object();
     }
     r.waits_ms.push_back(job.at("runnerAssigned").to_number<double>() - job.at("queued").to_number<double>());
   }
