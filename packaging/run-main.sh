@@ -40,6 +40,8 @@ wait_for() {  # wait_for DESCRIPTION COMMAND...
 }
 wait_for "the control plane" curl -fsS http://127.0.0.1:7717/healthz
 echo "nodeplaned is healthy: $(curl -fsS http://127.0.0.1:7717/healthz)"
+wait_for "the dashboard" curl -fsS http://127.0.0.1:9717/healthz
+echo "dashboard: http://127.0.0.1:9717/"
 
 build/host/nodeplane-node run --server 127.0.0.1:7717 --name local-1 --state-dir "$node_state" \
   --vcpu 2 --memory 2GiB 2>"$node_state/node.log" &
@@ -57,6 +59,9 @@ echo "the job's output ($node_state/jobs/$lease.log):"
 cat "$node_state/jobs/$lease.log"
 
 cat <<HELP
+
+The dashboard (the fleet, the demo job's lease, GitHub jobs and why they wait):
+  http://127.0.0.1:9717/
 
 The control plane (pid $host) and the node local-1 (pid $node) keep running. Explore:
   build/host/nodeplanectl --config $config status

@@ -34,6 +34,10 @@
 #include "plane/plane.h"
 #include "ports/ledger.h"
 
+namespace nodeplane::jobs {
+class JobIntake;
+}
+
 namespace nodeplane::admin {
 
 // Everything is borrowed and must outlive the AdminApi.
@@ -48,6 +52,7 @@ struct AdminDeps {
   std::function<std::string()> metrics;            // Prometheus text
   std::function<int64_t()> now_ns;                 // null: the wall clock
   LeaseEvents* lease_events = nullptr;             // what an operator's commands do to leases
+  jobs::JobIntake* intake = nullptr;               // null without scale-set tiers
   Logger* log = nullptr;
 };
 

@@ -63,7 +63,7 @@ struct Call {
 void AddCaCommands(Handlers& h);      // status, ca.*
 void AddAccessCommands(Handlers& h);  // tokens.*, enrollments.*
 void AddFleetCommands(Handlers& h);   // nodes.*, certs.*, upgrade, metrics
-void AddLeaseCommands(Handlers& h);   // leases.*, tiers.resume, jobs.list, launch, destroy, drain, admission.*
+void AddLeaseCommands(Handlers& h);   // leases.*, tiers.resume, jobs.*, launch, destroy, drain, admission.*
 
 // The refusal of a CA command on a host without [wire.tls].
 Status NoCertificateAuthority();

@@ -1,12 +1,14 @@
 // Leases, jobs and admission: leases.list, leases.show, leases.release,
-// jobs.list, launch, destroy, drain, admission.open.
+// jobs.list, jobs.show, launch, destroy, drain, admission.open.
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 
 #include "admin/commands.h"
+#include "admin/job_json.h"
 #include "common/units.h"
 #include "jobs/drain.h"
+#include "jobs/job_intake.h"
 #include "jobs/launch_for_request.h"
 #include "protocol/codec.h"
 
@@ -63,33 +65,48 @@ Result<std::string> ResumeTier(const Call& c) {
   return Text(json::object{{"tier", tier}, {"resumed", true}});
 }
 
+// The journalled jobs with their state and reason (jobs/job_status.h).
+Result<jobs::JobIntake::Explained> ExplainedJobs(const Call& c, const std::string& tier, int64_t since_ns,
+                                                 uint32_t limit) {
+  if (c.deps.intake != nullptr) return c.deps.intake->Explain(tier, since_ns, limit, c.Now(), c.deps.plane->PausedTiers());
+  // No scale-set tier is configured: the journal may still hold jobs of
+  // tiers that had one.
+  auto listed = c.deps.ledger->ListForgeJobs(tier, since_ns, limit);
+  if (!listed.ok()) return listed.status();
+  jobs::Fleet fleet;
+  fleet.now_ns = c.Now();
+  jobs::JobIntake::Explained out;
+  out.states = jobs::ExplainJobs(*listed, fleet);
+  for (const ports::ForgeJob& j : *listed) out.links.push_back(jobs::RunLink("https://github.com", j));
+  out.jobs = std::move(*listed);
+  return out;
+}
+
 Result<std::string> ListJobs(const Call& c) {
-  ports::Ledger& ledger = *c.deps.ledger;
-  auto jobs = ledger.ListForgeJobs(c.args.String("tier"), c.Now() - c.args.Int("since_seconds") * kSecondNs,
-                                   static_cast<uint32_t>(c.args.Int("limit")));
-  if (!jobs.ok()) return jobs.status();
+  auto explained = ExplainedJobs(c, c.args.String("tier"), c.Now() - c.args.Int("since_seconds") * kSecondNs,
+                                 static_cast<uint32_t>(c.args.Int("limit")));
+  if (!explained.ok()) return explained.status();
   json::array out;
-  for (const ports::ForgeJob& j : *jobs) {
-    std::string node;
-    if (!j.lease_id.empty()) {
-      if (auto lease = ledger.JobForLease(j.lease_id); lease.ok() && lease->has_value()) node = (*lease)->node;
-    }
-    out.push_back(json::object{{"job_id", j.job_id},
-                               {"tier", j.tier},
-                               {"repository", j.repository},
-                               {"workflow", j.display_name},
-                               {"request_id", j.request_id},
-                               {"lease", j.lease_id},
-                               {"node", node},
-                               {"queued_at_ns", j.queued_at_ns},
-                               {"received_at_ns", j.received_at_ns},
-                               {"started_at_ns", j.started_at_ns},
-                               {"completed_at_ns", j.completed_at_ns},
-                               {"result", j.result.empty() ? (j.started_at_ns ? "running" : "queued") : j.result},
-                               {"requeues", j.requeues},
-                               {"settled", j.settled_at_ns != 0}});
+  for (size_t i = 0; i < explained->jobs.size(); ++i) {
+    out.push_back(JobJson(explained->jobs[i], explained->states[i], explained->links[i], c.Now()));
   }
   return Text(out);
+}
+
+// How far back `jobs show` looks for a job id: the journal keeps more, but
+// an operator asks of recent jobs.
+constexpr int64_t kShowLookbackNs = 30 * kDayNs;
+
+Result<std::string> ShowJob(const Call& c) {
+  const std::string& id = c.args.String("job");
+  auto explained = ExplainedJobs(c, "", c.Now() - kShowLookbackNs, 1000);
+  if (!explained.ok()) return explained.status();
+  for (size_t i = 0; i < explained->jobs.size(); ++i) {
+    const ports::ForgeJob& j = explained->jobs[i];
+    if (j.job_id != id && j.lease_id != id) continue;
+    return Text(JobJson(j, explained->states[i], explained->links[i], c.Now()));
+  }
+  return Status::NotFound("no job " + id + " in the journal of the last 30 days (the 1000 newest)");
 }
 
 // Follows a lease until it ends or the call stops, saying each phase it
@@ -158,6 +175,7 @@ void AddLeaseCommands(Handlers& h) {
   h["leases.release"] = ReleaseLease;
   h["tiers.resume"] = ResumeTier;
   h["jobs.list"] = ListJobs;
+  h["jobs.show"] = ShowJob;
   h["launch"] = Launch;
   h["destroy"] = Destroy;
   h["drain"] = DrainFleet;

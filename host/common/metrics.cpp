@@ -64,7 +64,7 @@ double Histogram::Quantile(const Snapshot& before, const Snapshot& after, double
 Histogram& HistogramFamily::For(const std::string& labels) {
   std::lock_guard lock(mu_);
   auto& h = by_labels_[labels];
-  if (!h) h = std::make_unique<Histogram>();
+  if (!h) h = std::make_unique<Histogram>(bounds_);
   return *h;
 }
 

@@ -24,6 +24,8 @@ class Histogram {
   static constexpr Bounds kLatency = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5};
   // For what waits on people and machines: a job in a queue, a runner starting.
   static constexpr Bounds kWait = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900};
+  // For what runs for minutes to hours: a job's execution.
+  static constexpr Bounds kRun = {1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200};
 
   explicit Histogram(const Bounds& bounds = kLatency) : bounds_(bounds) {}
   void Observe(std::chrono::nanoseconds d);
@@ -54,10 +56,12 @@ class Histogram {
 // Thread-safe; an observation takes a mutex only to find its histogram.
 class HistogramFamily {
  public:
+  explicit HistogramFamily(const Histogram::Bounds& bounds = Histogram::kLatency) : bounds_(bounds) {}
   Histogram& For(const std::string& labels);
   void Render(std::string& out, const std::string& name, const std::string& help) const;
 
  private:
+  const Histogram::Bounds& bounds_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Histogram>> by_labels_;
 };

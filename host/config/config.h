@@ -163,6 +163,9 @@ struct TargetConfig {
   // never an outage) after this: longer than GitHub holds an idle poll
   // (~50 s on GHES, ~88 s on github.com).
   Nanos poll_timeout = std::chrono::minutes(2);
+  // The forge's web root, for links to a job's run: https://github.com, or
+  // https://HOST for GHES (no trailing slash).
+  std::string web_url = "https://github.com";
 };
 
 enum class Interface { kLedger, kJit, kRevocation, kCachePolicy, kJobs };

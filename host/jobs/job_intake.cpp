@@ -34,7 +34,8 @@ std::vector<std::string> ScaleSetLabels(const std::string& scale_set, const std:
 
 JobIntake::JobIntake(std::vector<ScaleSetTier> tiers, const std::map<std::string, ports::JobSource*>& sources,
                      const std::string& owner, ports::Ledger& ledger, plane::Runner& runner, Logger& log,
-                     LeaseEvents* events, ListenerTiming timing) {
+                     LeaseEvents* events, ListenerTiming timing)
+    : ledger_(ledger) {
   for (ScaleSetTier& t : tiers) {
     ports::JobSource* source = sources.at(t.target);
     const std::string label = t.tier;
@@ -65,6 +66,83 @@ Result<ports::JitRegistration> JobIntake::ScaleSetJit(const std::string& tier, c
     it->second.listener->PauseLaunches(WallNowNs() + minted.status().retry_after_ns(), minted.status().message());
   }
   return minted;
+}
+
+std::map<std::string, TierStatus> JobIntake::Statuses() const {
+  std::map<std::string, TierStatus> out;
+  for (const auto& [tier, l] : by_tier_) out.emplace(tier, l.listener->Snapshot());
+  return out;
+}
+
+Result<Fleet> JobIntake::ReadFleet(const std::vector<ports::ForgeJob>& jobs, int64_t now_ns,
+                                   const std::map<std::string, std::string>& paused) {
+  Fleet f;
+  f.now_ns = now_ns;
+  f.paused = paused;
+  f.tiers = Statuses();
+  auto leases = ledger_.ListLeases("");
+  if (!leases.ok()) return leases.status();
+  f.leases = std::move(*leases);
+  std::set<std::string> open;
+  for (const ports::Lease& l : f.leases) open.insert(l.id);
+  for (const ports::ForgeJob& j : jobs) {  // the node of a runner whose lease has ended
+    if (j.lease_id.empty() || open.count(j.lease_id) || f.ended_lease_node.count(j.lease_id)) continue;
+    if (auto ended = ledger_.JobForLease(j.lease_id); ended.ok() && ended->has_value()) {
+      f.ended_lease_node[j.lease_id] = (*ended)->node;
+    }
+  }
+  return f;
+}
+
+Result<JobIntake::Explained> JobIntake::Explain(const std::string& tier, int64_t since_ns, uint32_t limit,
+                                                int64_t now_ns, const std::map<std::string, std::string>& paused) {
+  // The whole recent journal is explained, whatever was asked: a runner is
+  // idle unless a job started on it, and the k-th oldest waiting job of a
+  // tier is matched with the same runner whichever jobs are shown.
+  auto all = ledger_.ListForgeJobs("", std::min(since_ns, now_ns - kDayNs), kExplainedJobs);
+  if (!all.ok()) return all.status();
+  auto fleet = ReadFleet(*all, now_ns, paused);
+  if (!fleet.ok()) return fleet.status();
+  const std::vector<JobState> states = ExplainJobs(*all, *fleet);
+  Explained out;
+  for (size_t i = 0; i < all->size() && out.jobs.size() < limit; ++i) {  // newest first
+    const ports::ForgeJob& j = (*all)[i];
+    if ((!tier.empty() && j.tier != tier) || j.received_at_ns < since_ns) continue;
+    auto t = fleet->tiers.find(j.tier);
+    out.links.push_back(RunLink(t != fleet->tiers.end() ? t->second.web_url : "https://github.com", j));
+    out.states.push_back(states[i]);
+    out.jobs.push_back(j);
+  }
+  return out;
+}
+
+void JobIntake::Tally(int64_t now_ns, const std::map<std::string, std::string>& paused) {
+  auto explained = Explain("", now_ns - kDayNs, kExplainedJobs, now_ns, paused);
+  if (!explained.ok()) return;  // counted at the next sample
+  Waits now;
+  std::set<std::pair<std::string, std::string>> waiting;  // (job id, reason)
+  for (size_t i = 0; i < explained->jobs.size(); ++i) {
+    const JobState& s = explained->states[i];
+    if (s.state != "waiting") continue;
+    const std::pair<std::string, std::string> key{explained->jobs[i].tier, s.reason};
+    waiting.emplace(explained->jobs[i].tier + "/" + explained->jobs[i].job_id, s.reason);
+    now.waiting[key]++;
+    now.oldest_ns[key] = std::max(now.oldest_ns[key], now_ns - s.since_ns);
+  }
+  std::lock_guard lock(waits_mu_);
+  for (const auto& [job, reason] : waiting) {
+    if (seen_.count({job, reason})) continue;
+    const std::string tier = job.substr(0, job.find('/'));
+    waits_.entered[{tier, reason}]++;
+  }
+  seen_ = std::move(waiting);  // a job that leaves a reason and comes back is counted again
+  waits_.waiting = std::move(now.waiting);
+  waits_.oldest_ns = std::move(now.oldest_ns);
+}
+
+JobIntake::Waits JobIntake::waits() const {
+  std::lock_guard lock(waits_mu_);
+  return waits_;
 }
 
 }  // namespace nodeplane::jobs

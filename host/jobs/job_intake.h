@@ -8,10 +8,13 @@
 #pragma once
 
 #include <map>
+#include <mutex>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "jobs/job_status.h"
 #include "jobs/scale_set_listener.h"
 
 namespace nodeplane::jobs {
@@ -47,13 +50,47 @@ class JobIntake {
   void Stop();
   const IntakeCounters& counters() const { return counters_; }
 
+  // Each tier's listener's view, by tier.
+  std::map<std::string, TierStatus> Statuses() const;
+  // Journalled jobs with their state (job_status.h): up to `limit` of
+  // `tier` ("" for all) received since `since_ns`, newest first, among the
+  // journal's kExplainedJobs newest.
+  static constexpr uint32_t kExplainedJobs = 1000;
+  struct Explained {
+    std::vector<ports::ForgeJob> jobs;
+    std::vector<JobState> states;  // one per job
+    std::vector<std::string> links;  // the run's page at GitHub, "" when unknown
+  };
+  // `paused` is Plane::PausedTiers().
+  Result<Explained> Explain(const std::string& tier, int64_t since_ns, uint32_t limit, int64_t now_ns,
+                            const std::map<std::string, std::string>& paused);
+
+  // Waits by reason (metrics): jobs counted once per reason they entered,
+  // and those waiting now, with the oldest wait. Updated by Tally.
+  struct Waits {
+    std::map<std::pair<std::string, std::string>, uint64_t> entered;  // (tier, reason) -> jobs
+    std::map<std::pair<std::string, std::string>, int64_t> waiting;   // now
+    std::map<std::pair<std::string, std::string>, int64_t> oldest_ns; // now: the longest wait
+  };
+  // Reads the last day's waiting jobs and counts their reasons; the
+  // daemon's sampler calls it every sample_interval.
+  void Tally(int64_t now_ns, const std::map<std::string, std::string>& paused);
+  Waits waits() const;
+
  private:
   struct Listening {
     ports::JobSource* source;
     std::unique_ptr<ScaleSetListener> listener;
   };
+  Result<Fleet> ReadFleet(const std::vector<ports::ForgeJob>& jobs, int64_t now_ns,
+                          const std::map<std::string, std::string>& paused);
+
+  ports::Ledger& ledger_;
   IntakeCounters counters_;
   std::map<std::string, Listening> by_tier_;
+  mutable std::mutex waits_mu_;
+  Waits waits_;                                            // guarded by waits_mu_
+  std::set<std::pair<std::string, std::string>> seen_;     // guarded by waits_mu_: (job id, reason) counted
 };
 
 }  // namespace nodeplane::jobs

@@ -39,6 +39,18 @@ std::string Joined(const std::vector<std::string>& items) {
   return out;
 }
 
+// Before the first session: down since now, with no error yet.
+TierStatus InitialStatus(const ScaleSetTier& t) {
+  TierStatus s;
+  s.tier = t.tier;
+  s.scale_set = t.scale_set;
+  s.web_url = t.web_url;
+  s.session_down_since_ns = WallNowNs();
+  s.ceiling = t.max_runners;
+  s.min_idle = t.min_idle;
+  return s;
+}
+
 }  // namespace
 
 ScaleSetListener::ScaleSetListener(ScaleSetTier tier, std::string owner, ports::JobSource& source,
@@ -53,6 +65,7 @@ ScaleSetListener::ScaleSetListener(ScaleSetTier tier, std::string owner, ports::
       events_(events),
       counters_(counters),
       timing_(timing),
+      status_(InitialStatus(tier_)),
       thread_([this](std::stop_token stop) { Run(stop); }),
       settler_([this](std::stop_token stop) { SettleOwed(stop); }) {}
 
@@ -77,7 +90,26 @@ bool ScaleSetListener::Wait(std::stop_token stop, Nanos d) {
   return !cv_.wait_for(lock, stop, d, [&stop] { return stop.stop_requested(); });
 }
 
+TierStatus ScaleSetListener::Snapshot() const {
+  std::lock_guard lock(mu_);
+  TierStatus out = status_;
+  out.scale_set_id = scale_set_id_.load();
+  if (paused_until_ns_ > WallNowNs()) {
+    out.rate_limited_until_ns = paused_until_ns_;
+    out.rate_limit_why = paused_why_;
+  }
+  return out;
+}
+
+void ScaleSetListener::SessionDown(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (status_.session_open || status_.session_down_since_ns == 0) status_.session_down_since_ns = WallNowNs();
+  status_.session_open = false;
+  status_.session_error = why;
+}
+
 bool ScaleSetListener::Failed(const char* event, const Status& s, std::stop_token stop, Nanos& backoff) {
+  SessionDown(s.message());
   log_.Warn(event, {{"tier", tier_.tier}, {"target", tier_.target}, {"scale_set", tier_.scale_set},
                     {"error", s.message()}});
   const Nanos wait = s.retry_after_ns() > 0 ? Nanos(s.retry_after_ns()) : backoff;
@@ -94,6 +126,7 @@ void ScaleSetListener::Run(std::stop_token stop) {
     auto opened = source_.OpenSession(scale_set_id_, owner_, &stats);
     if (!opened.ok()) {
       if (opened.status().code() == Code::kConflict) {
+        SessionDown(opened.status().message());
         log_.Warn("jobs.session_held", {{"tier", tier_.tier}, {"scale_set", tier_.scale_set},
                                          {"error", opened.status().message()}});
         if (!Wait(stop, tier_.session_retry)) return;
@@ -103,6 +136,7 @@ void ScaleSetListener::Run(std::stop_token stop) {
         log_.Warn("jobs.scale_set_gone", {{"tier", tier_.tier}, {"scale_set", tier_.scale_set},
                                           {"id", scale_set_id_.load()}, {"error", opened.status().message()}});
         scale_set_id_ = 0;
+        SessionDown(opened.status().message());
       } else if (!Failed("jobs.session_unavailable", opened.status(), stop, backoff)) {
         return;
       }
@@ -153,6 +187,11 @@ bool ScaleSetListener::Listen(uint64_t session, ports::QueueStatistics stats, st
     std::lock_guard lock(mu_);
     session_ = session;
     assigned_ = stats.assigned;  // the settler's timer reconciles with it until a message comes
+    status_.session_open = true;
+    status_.session_down_since_ns = 0;
+    status_.session_error.clear();
+    status_.statistics = stats;
+    status_.statistics_at_ns = WallNowNs();
   }
   ++counters_.sessions_open;
   log_.Info("jobs.session_opened", {{"tier", tier_.tier}, {"scale_set", tier_.scale_set}, {"assigned", stats.assigned}});
@@ -167,6 +206,7 @@ bool ScaleSetListener::Listen(uint64_t session, ports::QueueStatistics stats, st
       if (next.status().code() == Code::kNotFound) {  // GitHub dropped it: a new session (J4)
         log_.Info("jobs.session_lost", {{"tier", tier_.tier}, {"scale_set", tier_.scale_set},
                                         {"error", next.status().message()}});
+        SessionDown(next.status().message());
         break;
       }
       // A refusal that no retry heals (a session GitHub no longer honours in
@@ -178,6 +218,12 @@ bool ScaleSetListener::Listen(uint64_t session, ports::QueueStatistics stats, st
     backoff = timing_.retry_min;
     refusals = 0;
     const int64_t received = WallNowNs();
+    {
+      std::lock_guard lock(mu_);
+      status_.session_open = true;  // polls answer again after a failure
+      status_.session_down_since_ns = 0;
+      status_.session_error.clear();
+    }
     if (!next->has_value()) {  // no message within the bound: GitHub's word is unchanged
       Reconcile(stats.assigned, received, stop);
       continue;
@@ -210,6 +256,7 @@ bool ScaleSetListener::Listen(uint64_t session, ports::QueueStatistics stats, st
     std::lock_guard lock(mu_);
     session_ = 0;
   }
+  if (!stop.stop_requested()) SessionDown("the session ended; opening a new one");
   --counters_.sessions_open;
   if (!stop.stop_requested()) {
     (void)source_.CloseSession(session);
@@ -260,6 +307,8 @@ bool ScaleSetListener::Handle(uint64_t session, const ports::QueueMessage& m, in
   {
     std::lock_guard lock(mu_);
     assigned_ = m.statistics.assigned;
+    status_.statistics = m.statistics;
+    status_.statistics_at_ns = received_ns;
   }
   // Runners first: their launches run while the journal is written.
   Reconcile(m.statistics.assigned, received_ns, stop);
@@ -390,6 +439,7 @@ void ScaleSetListener::PauseLaunches(int64_t until_ns, const std::string& why) {
     std::lock_guard lock(mu_);
     if (until_ns <= paused_until_ns_) return;
     paused_until_ns_ = until_ns;
+    paused_why_ = why;
   }
   log_.Warn("jobs.launches_paused", {{"tier", tier_.tier}, {"until_ns", until_ns},
                                      {"seconds", (until_ns - WallNowNs() + kSecondNs - 1) / kSecondNs}, {"why", why}});

@@ -92,6 +92,7 @@ struct ScaleSetTier {
   // A long poll's bound: GitHub holds an idle poll ~50 s (GHES) to ~88 s
   // (github.com); one it still holds at the bound is no message.
   Nanos poll = std::chrono::minutes(2);
+  std::string web_url = "https://github.com";  // the target's forge, for links to runs
 };
 
 struct ListenerTiming {
@@ -113,6 +114,33 @@ struct IntakeCounters {
   // Queued at the forge -> a runner was up for it (its runner's launch, or
   // the job's arrival when an idle runner was waiting) -> a runner took it.
   Histogram queued_to_launched{Histogram::kWait}, queued_to_started{Histogram::kWait};
+  // A settled job's stages by GitHub's own times, as actions-runner-controller
+  // measures them, labelled tier="..",stage="..": "queued" (queued until
+  // GitHub assigned it to the scale set), "startup" (assigned until GitHub
+  // gave it to a runner), "boot" (its runner's process started until it
+  // took the job, for a runner launched after the assignment).
+  HistogramFamily stages{Histogram::kWait};
+  HistogramFamily execution{Histogram::kRun};  // tier="..": given to a runner until finished
+};
+
+// What a listener knows of its scale set now: the facts a waiting job is
+// explained by (job_status.h), and what the dashboard's scale-set view and
+// the metrics show. Times are wall-clock ns, 0 when not so.
+struct TierStatus {
+  std::string tier, scale_set, web_url;
+  int64_t scale_set_id = 0;            // 0 until found or created
+  bool session_open = false;           // a session is held and its last poll answered
+  int64_t session_down_since_ns = 0;   // while not open: since when
+  std::string session_error;           // while not open: GitHub's last refusal ("" before any)
+  ports::QueueStatistics statistics;   // GitHub's latest seven counters
+  int64_t statistics_at_ns = 0;
+  int64_t ceiling = 0, min_idle = 0;   // the tier's max_runners and min_idle
+  int64_t runners = 0;                 // the runners counted at the last reconcile (J1)
+  int64_t wanted = 0;                  // min(assigned + min_idle, ceiling) then
+  int64_t short_since_ns = 0;          // the ledger escrowed fewer runners than wanted since
+  std::string short_why;               // what the escrow said
+  int64_t rate_limited_until_ns = 0;   // J7
+  std::string rate_limit_why;
 };
 
 class ScaleSetListener {
@@ -141,6 +169,7 @@ class ScaleSetListener {
   // The scale set's id once found or created; 0 before.
   int64_t scale_set_id() const { return scale_set_id_.load(); }
   const ScaleSetTier& tier() const { return tier_; }
+  TierStatus Snapshot() const;
 
  private:
   // scale_set_listener.cpp: the queue (J2, J4, J5).
@@ -150,6 +179,8 @@ class ScaleSetListener {
   // One session's messages, until it ends; false when the scale set is gone.
   bool Listen(uint64_t session, ports::QueueStatistics stats, std::stop_token stop, Nanos& backoff);
   bool Failed(const char* event, const Status& s, std::stop_token stop, Nanos& backoff);
+  // The session is not serving (not yet opened, lost, or refusing polls) because of `why`.
+  void SessionDown(const std::string& why);
   bool Wait(std::stop_token stop, Nanos d);
   // One message's work (J2); false when it must not be acknowledged yet.
   bool Handle(uint64_t session, const ports::QueueMessage& m, int64_t received_ns, std::stop_token stop);
@@ -174,6 +205,7 @@ class ScaleSetListener {
   void SettleOwed(std::stop_token stop);
   Status Settle(const ports::ForgeJob& j, bool fresh, std::stop_token stop);
   void SettleFailed(const ports::ForgeJob& j, const Status& s);
+  void ObserveStages(const ports::ForgeJob& j, const ports::Job* lease);
 
   ScaleSetTier tier_;
   std::string owner_;
@@ -186,7 +218,7 @@ class ScaleSetListener {
   ListenerTiming timing_;
   std::atomic<int64_t> scale_set_id_{0};
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable_any cv_;
   uint64_t session_ = 0;                 // guarded by mu_: Stop cancels it
   std::map<int64_t, int> undecodable_;   // message id -> deliveries seen
@@ -206,6 +238,8 @@ class ScaleSetListener {
   std::set<std::string> deregistered_;   // guarded by mu_: runners gone by this process's word (J2, J6)
   std::set<std::string> retiring_;       // guarded by mu_: retirements in progress
   int64_t paused_until_ns_ = 0;          // guarded by mu_ (J7)
+  std::string paused_why_;               // guarded by mu_
+  TierStatus status_;                    // guarded by mu_: the session and pool fields of Status()
   struct Backoff {
     int64_t next_ns = 0;
     Nanos wait{0};

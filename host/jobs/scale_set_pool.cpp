@@ -70,6 +70,9 @@ void ScaleSetListener::Reconcile(int64_t assigned, int64_t received_ns, std::sto
       ++it;
     }
     std::erase_if(deregistered_, [&](const std::string& id) { return mine.count(id) == 0; });
+    status_.runners = have;
+    status_.wanted = want;
+    if (want <= have) status_.short_since_ns = 0;
   }
   for (auto& [lease, why] : Retirements(idle, have - want)) Retire(lease, why);
   if (want <= have || stop.stop_requested()) return;
@@ -84,12 +87,23 @@ void ScaleSetListener::Reconcile(int64_t assigned, int64_t received_ns, std::sto
   // assigned and launched on a thread of its own, so a burst of jobs costs
   // the time of the slowest launch, not the sum of them.
   auto escrowed = ledger_.Escrow(tier_.tier, static_cast<int32_t>(want - have));
-  if (!escrowed.ok() || static_cast<int64_t>(escrowed->size()) < want - have) {
+  const bool short_of_room = !escrowed.ok() || static_cast<int64_t>(escrowed->size()) < want - have;
+  if (short_of_room) {
     log_.Info("jobs.no_capacity", {{"tier", tier_.tier}, {"assigned", assigned}, {"runners", have},
                                    {"escrowed", escrowed.ok() ? escrowed->size() : 0},
                                    {"why", escrowed.ok() ? std::string("no room") : escrowed.status().message()}});
-    if (!escrowed.ok()) return;
   }
+  {
+    std::lock_guard lock(mu_);
+    if (!short_of_room) {
+      status_.short_since_ns = 0;
+    } else {
+      if (status_.short_since_ns == 0) status_.short_since_ns = now;
+      status_.short_why = escrowed.ok() ? "no live node has room for another runner of the tier"
+                                        : escrowed.status().message();
+    }
+  }
+  if (!escrowed.ok()) return;
   if (events_ != nullptr) events_->escrowed += escrowed->size();
   std::lock_guard lock(mu_);
   for (ports::Lease& lease : *escrowed) {

@@ -85,6 +85,7 @@ Status ScaleSetListener::Settle(const ports::ForgeJob& j, bool fresh, std::stop_
     if (!*corrected) return Status::Unavailable("lease " + j.lease_id + " is still open in the ledger");
     how = lease.conclusion ? "verdict" : fresh ? "destroyed" : "destroyed_bound";
   }
+  ObserveStages(j, job->has_value() ? &**job : nullptr);
   // A lease the ledger never had is not ours to settle (a runner name that
   // only looks like one of ours): the entry is closed as it is.
   ports::ForgeJob settled;
@@ -102,6 +103,22 @@ Status ScaleSetListener::Settle(const ports::ForgeJob& j, bool fresh, std::stop_
   log_.Info("jobs.settled", {{"tier", tier_.tier}, {"job_id", j.job_id}, {"lease", j.lease_id}, {"result", j.result},
                              {"restored", fresh ? "false" : "true"}, {"how", how}});
   return Status::Ok();
+}
+
+// GitHub's clock for GitHub's stages; the runner's boot spans both clocks
+// and is left out when they disagree on its order.
+void ScaleSetListener::ObserveStages(const ports::ForgeJob& j, const ports::Job* lease) {
+  const std::string tier = "tier=\"" + tier_.tier + "\"";
+  auto stage = [&](const char* name, int64_t from, int64_t to) {
+    if (from <= 0 || to < from) return;
+    counters_.stages.For(tier + ",stage=\"" + name + "\"").Observe(Nanos(to - from));
+  };
+  stage("queued", j.queued_at_ns, j.assigned_at_ns);
+  stage("startup", j.assigned_at_ns, j.runner_assigned_at_ns);
+  if (lease != nullptr && lease->started_at_ns >= j.assigned_at_ns) stage("boot", lease->started_at_ns, j.runner_assigned_at_ns);
+  if (j.runner_assigned_at_ns > 0 && j.completed_at_ns >= j.runner_assigned_at_ns) {
+    counters_.execution.For(tier).Observe(Nanos(j.completed_at_ns - j.runner_assigned_at_ns));
+  }
 }
 
 }  // namespace nodeplane::jobs

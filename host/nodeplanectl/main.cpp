@@ -54,6 +54,43 @@ std::string Scalar(const json::value& v) {
   return json::serialize(v);
 }
 
+// `text` as a terminal may show it: strings from outside (a GitHub job's
+// name, a node's message) can carry escape sequences that would rewrite an
+// operator's screen or hide what follows (review D12). C0 controls and DEL
+// are written as a backslash, x and two hex digits; C1 controls and the
+// bidirectional overrides as a backslash, u and the code point in braces;
+// everything else is left as it is.
+std::string Printable(const std::string& text) {
+  std::string out;
+  auto hex = [&out](unsigned v, int digits, const char* open, const char* close) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += open;
+    for (int d = digits - 1; d >= 0; --d) out += kHex[(v >> (4 * d)) & 15];
+    out += close;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0u;
+    const auto third = i + 2 < text.size() ? static_cast<unsigned char>(text[i + 2]) : 0u;
+    if (c < 0x20 || c == 0x7f) {
+      hex(c, 2, "\\x", "");
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // U+0080..U+009F
+      hex(next, 4, "\\u{", "}");
+      ++i;
+    } else if (c == 0xe2 && ((next == 0x80 && third >= 0xaa && third <= 0xae) ||
+                             (next == 0x81 && third >= 0xa6 && third <= 0xa9))) {  // U+202A..E, U+2066..9
+      hex(0x2000u | ((next & 0x3fu) << 6) | (third & 0x3fu), 4, "\\u{", "}");
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// A value as a person reads it on a terminal.
+std::string Shown(const json::value& v) { return Printable(Scalar(v)); }
+
 std::string When(int64_t ns) {
   if (ns <= 0) return "-";
   std::time_t t = static_cast<std::time_t>(ns / nodeplane::kSecondNs);
@@ -68,7 +105,7 @@ void PrintHuman(const nodeplane::admin::CommandSpec& spec, const json::value& v)
   auto cell = [](const std::string& key, const json::value& x) {
     if (key.size() > 3 && key.substr(key.size() - 3) == "_ns" && x.is_int64()) return When(x.as_int64());
     if (key == "memory" && x.is_int64()) return std::to_string(x.as_int64() >> 20) + "MiB";
-    return Scalar(x);
+    return Shown(x);
   };
   if (v.is_array()) {
     const json::array& rows = v.as_array();
@@ -113,11 +150,11 @@ void PrintHuman(const nodeplane::admin::CommandSpec& spec, const json::value& v)
   }
   if (v.is_object()) {
     for (const auto& kv : v.as_object()) {
-      std::printf("%s: %s\n", std::string(kv.key()).c_str(), cell(std::string(kv.key()), kv.value()).c_str());
+      std::printf("%s: %s\n", Printable(std::string(kv.key())).c_str(), cell(std::string(kv.key()), kv.value()).c_str());
     }
     return;
   }
-  std::puts(Scalar(v).c_str());
+  std::puts(Shown(v).c_str());
 }
 
 bool WriteFileMode(const std::string& path, const std::string& text, mode_t mode) {
@@ -147,7 +184,7 @@ int main(int argc, char** argv) {
   }
 
   auto reply = nodeplane::admin::CallAdmin(path, line.request, [](const std::string& progress) {
-    std::fprintf(stderr, "%s\n", Scalar(json::parse(progress).as_object().at("progress")).c_str());
+    std::fprintf(stderr, "%s\n", Shown(json::parse(progress).as_object().at("progress")).c_str());
   });
   if (!reply.ok()) {
     std::fprintf(stderr, "nodeplanectl: %s\n", reply.status().message().c_str());
@@ -160,7 +197,7 @@ int main(int argc, char** argv) {
     if (line.json) {
       std::puts(json::serialize(answer).c_str());
     } else {
-      std::fprintf(stderr, "nodeplanectl: %s (%s)\n", Scalar(answer.at("error")).c_str(), code.c_str());
+      std::fprintf(stderr, "nodeplanectl: %s (%s)\n", Shown(answer.at("error")).c_str(), code.c_str());
     }
     if (code == "unavailable") return kUnavailable;
     if (code == "invalid") return kUsage;

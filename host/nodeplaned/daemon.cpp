@@ -191,6 +191,7 @@ Status Daemon::Activate(std::optional<wire::ActiveReplica> leading) {
     tier.idle_timeout = t.idle_timeout;
     tier.session_retry = target->session_retry;
     tier.poll = target->poll_timeout;
+    tier.web_url = target->web_url;
     scale_sets.push_back(std::move(tier));
   }
   if (!scale_sets.empty()) {
@@ -237,6 +238,7 @@ Status Daemon::Activate(std::optional<wire::ActiveReplica> leading) {
   a.retire_ca = [this] { return RetirePreviousAuthority(cfg_); };
   a.metrics = [this] { return Metrics(); };
   a.lease_events = &lease_events_;
+  a.intake = intake_.get();
   a.log = &log_;
   admin_api_ = std::make_unique<admin::AdminApi>(std::move(a));
   admin_ready_.store(admin_api_.get());

@@ -31,6 +31,51 @@ void Counter(std::string& out, const std::string& name, const std::string& help,
   Family(out, "counter", name, help, by_labels);
 }
 
+std::string Labels(const std::string& tier, const char* key = nullptr, const std::string& value = "") {
+  return "tier=\"" + tier + "\"" + (key ? std::string(",") + key + "=\"" + value + "\"" : "");
+}
+
+// Each scale set as GitHub counts it beside the control plane's own count,
+// and the jobs waiting by reason (jobs/job_status.h).
+void ScaleSetMetrics(std::string& out, const jobs::JobIntake& intake) {
+  std::map<std::string, double> up, github_jobs, github_runners, ours, apart;
+  for (const auto& [tier, t] : intake.Statuses()) {
+    const ports::QueueStatistics& q = t.statistics;
+    up[Labels(tier)] = t.session_open ? 1 : 0;
+    for (const auto& [state, n] : {std::pair<const char*, int64_t>{"available", q.available}, {"acquired", q.acquired},
+                                   {"assigned", q.assigned}, {"running", q.running}}) {
+      github_jobs[Labels(tier, "state", state)] = double(n);
+    }
+    for (const auto& [state, n] : {std::pair<const char*, int64_t>{"registered", q.registered_runners},
+                                   {"busy", q.busy_runners}, {"idle", q.idle_runners}}) {
+      github_runners[Labels(tier, "state", state)] = double(n);
+    }
+    ours[Labels(tier)] = double(t.runners);
+    apart[Labels(tier)] = double(q.registered_runners - t.runners);
+  }
+  Gauge(out, "nodeplane_scale_set_session_up", "1 while the tier's scale-set message session is held and answering.", up);
+  Gauge(out, "nodeplane_github_jobs", "GitHub's job counts for the tier's scale set, from its latest message.",
+        github_jobs);
+  Gauge(out, "nodeplane_github_runners", "GitHub's runner counts for the tier's scale set, from its latest message.",
+        github_runners);
+  Gauge(out, "nodeplane_scale_set_runners", "The runners the control plane counts for the tier (open leases that can take a job).", ours);
+  Gauge(out, "nodeplane_scale_set_runners_disagreement",
+        "GitHub's registered runners minus the control plane's count, for the tier.", apart);
+  const jobs::JobIntake::Waits w = intake.waits();
+  std::map<std::string, double> entered, waiting, oldest;
+  for (const auto& [key, n] : w.entered) {
+    entered[Labels(key.first, "reason", key.second)] = double(n);
+    waiting[Labels(key.first, "reason", key.second)] = 0;
+    oldest[Labels(key.first, "reason", key.second)] = 0;
+  }
+  for (const auto& [key, n] : w.waiting) waiting[Labels(key.first, "reason", key.second)] = double(n);
+  for (const auto& [key, ns] : w.oldest_ns) oldest[Labels(key.first, "reason", key.second)] = double(ns) / kSecondNs;
+  Counter(out, "nodeplane_job_waits_total", "GitHub jobs that waited for a runner, counted once per reason they waited for.",
+          entered);
+  Gauge(out, "nodeplane_jobs_waiting", "GitHub jobs waiting for a runner now, by reason.", waiting);
+  Gauge(out, "nodeplane_jobs_wait_oldest_seconds", "How long the longest-waiting job of each reason has waited.", oldest);
+}
+
 }  // namespace
 
 std::string Daemon::Metrics() {
@@ -112,6 +157,12 @@ std::string Daemon::Metrics() {
     }
     Gauge(out, "nodeplane_github_rate_limit_remaining",
           "Requests GitHub's REST API said the target's credential has left in its window.", left);
+    j.stages.Render(out, "nodeplane_job_stage_seconds",
+                    "A settled GitHub job's stages by GitHub's times: queued (until assigned to the scale set), "
+                    "startup (assigned until a runner took it), boot (its runner's process started until it took it).");
+    j.execution.Render(out, "nodeplane_job_execution_seconds",
+                       "A settled GitHub job's execution: given to a runner until finished, by GitHub's times.");
+    ScaleSetMetrics(out, *intake_);
   }
   out += "# HELP nodeplane_dispatch_seconds How long a launch waited from being queued until its node took it.\n"
          "# TYPE nodeplane_dispatch_seconds histogram\n";

@@ -1,9 +1,11 @@
 // Daemon::Overview and Daemon::SampleHistory: what the dashboard shows,
 // read from the ledger and the plane when asked (observe_handler.h).
 #include <boost/json.hpp>
+#include <algorithm>
 #include <chrono>
 #include <map>
 
+#include "admin/job_json.h"
 #include "common/units.h"
 #include "nodeplaned/daemon.h"
 #include "version.h"
@@ -13,8 +15,63 @@ namespace json = boost::json;
 namespace {
 
 constexpr uint32_t kRecentJobs = 50;
+// GitHub jobs the dashboard lists: every waiting and running one of the
+// last day the journal's newest 500 hold, and the newest finished ones.
+constexpr uint32_t kGithubJobs = 500;
+constexpr size_t kFinishedShown = 50;
 
 const std::string& ChargedNode(const ports::Lease& l) { return l.node.empty() ? l.target_node : l.node; }
+
+// Waiting first (the longest wait first), then running, then finished (the
+// newest first).
+json::array GithubJobs(jobs::JobIntake& intake, int64_t now, const std::map<std::string, std::string>& paused) {
+  auto explained = intake.Explain("", now - kDayNs, kGithubJobs, now, paused);
+  json::array out;
+  if (!explained.ok()) return out;
+  std::vector<size_t> order(explained->jobs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto rank = [&](size_t i) {
+    const std::string& state = explained->states[i].state;
+    return state == "waiting" ? 0 : state == "running" ? 1 : 2;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return rank(a) == 2 ? explained->states[a].since_ns > explained->states[b].since_ns
+                        : explained->states[a].since_ns < explained->states[b].since_ns;
+  });
+  size_t finished = 0;
+  for (size_t i : order) {
+    if (explained->states[i].state == "finished" && ++finished > kFinishedShown) break;
+    out.push_back(admin::JobJson(explained->jobs[i], explained->states[i], explained->links[i], now));
+  }
+  return out;
+}
+
+json::array ScaleSets(const jobs::JobIntake& intake, int64_t now) {
+  json::array out;
+  for (const auto& [tier, t] : intake.Statuses()) {
+    const ports::QueueStatistics& q = t.statistics;
+    out.push_back(json::object{
+        {"tier", tier},
+        {"scale_set", t.scale_set},
+        {"scale_set_id", t.scale_set_id},
+        {"session", t.session_open ? "open" : "down"},
+        {"session_down_since_ns", t.session_down_since_ns},
+        {"session_error", t.session_error},
+        {"rate_limited_until_ns", t.rate_limited_until_ns > now ? t.rate_limited_until_ns : 0},
+        {"statistics_at_ns", t.statistics_at_ns},
+        {"github", json::object{{"available_jobs", q.available}, {"acquired_jobs", q.acquired},
+                                {"assigned_jobs", q.assigned}, {"running_jobs", q.running},
+                                {"registered_runners", q.registered_runners}, {"busy_runners", q.busy_runners},
+                                {"idle_runners", q.idle_runners}}},
+        {"runners", t.runners},
+        {"wanted", t.wanted},
+        {"ceiling", t.ceiling},
+        {"disagreement", q.registered_runners - t.runners},
+        {"short_since_ns", t.short_since_ns}});
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -102,6 +159,14 @@ std::string Daemon::Overview() {
     }
   }
   out["jobs"] = std::move(jobs);
+  if (intake_) {
+    const std::map<std::string, std::string> paused_now = plane_->PausedTiers();
+    out["github_jobs"] = GithubJobs(*intake_, now, paused_now);
+    out["scale_sets"] = ScaleSets(*intake_, now);
+  } else {
+    out["github_jobs"] = json::array();
+    out["scale_sets"] = json::array();
+  }
   return json::serialize(out);
 }
 
@@ -126,6 +191,7 @@ void Daemon::SampleHistory(Histogram::Snapshot& dispatch_before) {
     for (const ports::Lease& l : *leases) s.vcpu_used += l.vcpu;
   }
   history_.Add(s);
+  if (intake_) intake_->Tally(s.at_ns, plane_->PausedTiers());
 }
 
 }  // namespace nodeplane

@@ -3,7 +3,8 @@
 //
 //   GET /metrics         the text exposition format (version 0.0.4)
 //   GET / , /dashboard   the dashboard page; /dashboard.js, /dashboard.css
-//   GET /api/overview    nodes, leases, pending enrollments, recent jobs
+//   GET /api/overview    nodes, leases, pending enrollments, recent jobs,
+//                        GitHub jobs with their state and reason, scale sets
 //   GET /api/history     the last hour, a sample every ten seconds
 //   GET /healthz         200 {"status":"ok"}
 //

@@ -83,6 +83,12 @@ start_node() {
 
 ctl() { "$bin/nodeplanectl" --config "$dir/nodeplane.toml" "$@"; }
 
+# browse ARGS: headless Chromium on the dashboard of the metrics listener.
+browse() {
+  chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --user-data-dir="$dir/chromium" \
+    --virtual-time-budget=8000 "$@" "http://127.0.0.1:$metrics_port/dashboard" 2>>"$dir/chromium.log"
+}
+
 # use_engine: the container engine the test run started
 # (packaging/container-test-engine.sh, via NODEPLANE_TEST_ENGINE_SOCKET), or
 # the case is skipped; sets engine. Every container a node of this case
@@ -893,10 +899,6 @@ dashboard)
   wait_until "job 2 to run" lease_is "$lease2" busy
   wait_until "job 3 to be done" lease_is "$lease" done
   wait_until "a few samples of the fleet" bash -c "[ \$(curl -fsS http://127.0.0.1:$metrics_port/api/history | grep -o at_ns | wc -l) -ge 3 ]"
-  browse() {
-    chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --user-data-dir="$dir/chromium" \
-      --virtual-time-budget=8000 "$@" "http://127.0.0.1:$metrics_port/dashboard" 2>>"$dir/chromium.log"
-  }
   browse --dump-dom >"$dir/dom.html" || fail "chromium could not load the dashboard: $(tail -5 "$dir/chromium.log")"
   grep -q 'data-loaded="true"' "$dir/dom.html" || fail "the page's script did not load the API: $(head -c 2000 "$dir/dom.html")"
   for want in '<td class="mono">n1</td>' '<td class="mono">n2</td>' "${lease1:0:12}" "${lease2:0:12}" \
@@ -909,6 +911,50 @@ dashboard)
   browse --screenshot="$artifacts/dashboard.png" --window-size=1280,1100 >/dev/null || fail "no screenshot"
   [ -s "$artifacts/dashboard.png" ] || fail "the screenshot is empty"
   echo "screenshot: $artifacts/dashboard.png"
+  ;;
+dashboard-jobs)
+  # Issue 49: the dashboard's GitHub jobs and scale-set views as a person
+  # sees them, with a finished, a running and a waiting job (behind the
+  # tier's ceiling of one): the reasons are in the DOM, the run is linked,
+  # and job names holding <script> and <img onerror> are shown as text,
+  # never run. The screenshot is docs/images/dashboard.png's source.
+  command -v chromium >/dev/null || { echo "chromium is not installed: skipped"; exit 77; }
+  ceiling=1 config_mode=metrics scale_set_config ''
+  nodes=1 start_scale_set_fleet
+  queue_named() {  # queue_named NAME [hold]
+    fake /_fake/actions/queue -X POST -H 'content-type: application/json' -d "$(python3 -c 'import json,sys
+print(json.dumps({"scale_set":"np-large","count":1,"hold":sys.argv[2]=="hold","display_name":sys.argv[1]}))' "$1" "${2:-}")" >/dev/null
+  }
+  state_count() {  # state_count STATE N: jobs list shows N jobs in STATE
+    [ "$(ctl --json jobs list | python3 -c 'import json,sys; print(sum(j["state"]==sys.argv[1] for j in json.load(sys.stdin)))' "$1")" = "$2" ]
+  }
+  queue_named "<script>document.body.dataset.pwned='script'</script>"
+  wait_until "the first job to finish" state_count finished 1
+  queue_named "<img src=x onerror=\"document.body.dataset.pwned='img'\"> deploy" hold
+  wait_until "the second job to run" state_count running 1
+  queue_named "lint" hold
+  wait_until "the third job to wait" state_count waiting 1
+  wait_until "the dashboard to have samples" bash -c "curl -fsS http://127.0.0.1:$metrics_port/api/overview | grep -q '\"state\":\"waiting\"'"
+  browse --dump-dom >"$dir/dom.html" || fail "chromium could not load the dashboard: $(tail -5 "$dir/chromium.log")"
+  grep -q 'data-loaded="true"' "$dir/dom.html" || fail "the page's script did not load the API: $(head -c 2000 "$dir/dom.html")"
+  grep -q 'data-pwned' "$dir/dom.html" && fail "a job's name ran as markup"
+  for want in '<td class="state-waiting">waiting</td>' '<td class="state-running">running</td>' \
+              '<td class="state-finished">finished</td>' \
+              '<td class="reason-ceiling">waiting for capacity in tier large: 1 of 1 runners busy, ceiling reached (max_concurrent)</td>' \
+              '<td class="reason-running">running on node n1 as runner np-' '<td class="reason-finished">finished: succeeded on node n1</td>' \
+              "&lt;script&gt;document.body.dataset.pwned='script'&lt;/script&gt;</a>" \
+              '&lt;img src=x onerror="document.body.dataset.pwned=' \
+              '<a href="https://github.com/acme/widgets/actions/runs/' '<td class="session-open">open</td>' \
+              '1 waiting · 1 running · 1 finished'; do
+    grep -qF -- "$want" "$dir/dom.html" || fail "the dashboard does not show $want"
+  done
+  artifacts="${NODEPLANE_TEST_ARTIFACTS:-$bin/../test-artifacts}"
+  mkdir -p "$artifacts"
+  browse --screenshot="$artifacts/dashboard-jobs.png" --window-size=1280,1400 >/dev/null || fail "no screenshot"
+  [ -s "$artifacts/dashboard-jobs.png" ] || fail "the screenshot is empty"
+  echo "screenshot: $artifacts/dashboard-jobs.png"
+  fake_release
+  expect_each_job_run_once 3
   ;;
 ctl-basics)
   # nodeplanectl's contract: exit codes that tell a refusal from an
@@ -1274,6 +1320,66 @@ for j in json.load(open(sys.argv[1])):
     # first. The job's result is GitHub's either way.
     if shown["phase"] not in ("done", "failed") or shown["forge_result"] != "failed": sys.exit("lease: %s" % shown)
 PY
+  ;;
+job-reasons)
+  # Issue 49: a waiting job says why, on the production path (the fake
+  # Actions service, real processes): while GitHub holds its runner's
+  # registration (a runner booting), behind the tier's ceiling, and through
+  # a session outage; the metrics count each reason. jobs list prints none
+  # of the control bytes a job's name carries (review D12), and jobs show
+  # links the run.
+  ceiling=1 config_mode=metrics scale_set_config ''
+  nodes=1 start_scale_set_fleet
+  queue_named() {  # queue_named NAME: one held job named NAME; prints its id
+    fake /_fake/actions/queue -X POST -H 'content-type: application/json' \
+      -d "$(python3 -c 'import json,sys; print(json.dumps({"scale_set":"np-large","count":1,"hold":True,"display_name":sys.argv[1]}))' "$1")" \
+      | python3 -c 'import json,sys; print(json.load(sys.stdin)[0])'
+  }
+  says() {  # says JOB REASON TEXT: jobs list gives JOB that reason, its words holding TEXT
+    ctl --json jobs list | python3 -c 'import json,sys
+j=[e for e in json.load(sys.stdin) if e["job_id"]==sys.argv[1]]
+sys.exit(0 if j and j[0]["reason"]==sys.argv[2] and sys.argv[3] in j[0]["why"] else 1)' "$1" "$2" "$3"
+  }
+  counted() {  # counted REASON: the wait metric has counted REASON
+    ctl metrics | grep -Eq "^nodeplane_job_waits_total\{tier=\"large\",reason=\"$1\"\} [1-9]"
+  }
+  # A runner booting: GitHub holds its registration 6 s.
+  fake /_fake/fault -X POST -H 'content-type: application/json' \
+    -d '{"match":"generatejitconfig","times":1,"delay_ms":6000}' >/dev/null || fail "the fake refused the fault"
+  first=$(queue_named $'red \e[31mALERT\e]0;owned\a build\r')
+  wait_until "the first job to wait for its booting runner" says "$first" runner_booting "runner booting on node n1"
+  wait_until "the booting wait to be counted" counted runner_booting
+  wait_until "the first job to run" says "$first" running "running on node n1"
+  second=$(queue_named "second")
+  wait_until "the second job to wait behind the ceiling" says "$second" ceiling "tier large: 1 of 1 runners busy, ceiling reached"
+  wait_until "the ceiling wait to be counted" counted ceiling
+  # A session outage: GitHub drops the session and refuses a new one.
+  fake /_fake/actions/faults -X POST -H 'content-type: application/json' -d '{"status":503,"count":100000}' >/dev/null
+  fake /_fake/actions/expire_sessions -X POST >/dev/null
+  wait_until "the second job to wait for the session" says "$second" session_down "GitHub session for scale set np-large down for"
+  wait_until "the session wait to be counted" counted session_down
+  ctl metrics | grep -q '^nodeplane_scale_set_session_up{tier="large"} 0$' || fail "the session is not shown down"
+  ctl metrics | grep -q '^nodeplane_jobs_waiting{tier="large",reason="session_down"} 1$' \
+    || fail "no job waiting for the session: $(ctl metrics | grep nodeplane_jobs_waiting)"
+  # Strings from GitHub reach the terminal escaped.
+  ctl jobs list >"$dir/jobs.txt" || fail "jobs list failed"
+  python3 - "$dir/jobs.txt" <<'PY' || fail "jobs list printed a control byte: $(cat -v "$dir/jobs.txt")"
+import sys
+data = open(sys.argv[1], "rb").read()
+bad = [b for b in data if (b < 0x20 and b != 0x0a) or b == 0x7f]
+if bad: sys.exit("control bytes %s" % sorted(set(bad)))
+if b"red \\x1b[31mALERT\\x1b]0;owned\\x07 build\\x0d" not in data: sys.exit("the name is not shown escaped")
+PY
+  ctl jobs show "$first" | grep -q "^link: https://github.com/acme/widgets/actions/runs/[0-9]*$" \
+    || fail "jobs show gives no run link: $(ctl jobs show "$first")"
+  ctl jobs show "$first" | grep -q '^runs_on: \["np-large"\]$' || fail "jobs show lacks runs-on: $(ctl jobs show "$first")"
+  fake /_fake/actions/faults -X POST -H 'content-type: application/json' -d '{"status":503,"count":0}' >/dev/null
+  fake_release
+  expect_each_job_run_once 2
+  wait_s=60 wait_until "both jobs to be finished" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json jobs list \
+    | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if len(j)==2 and all(e[\"state\"]==\"finished\" for e in j) else 1)'"
+  ctl metrics | grep -q '^nodeplane_job_stage_seconds_count{tier="large",stage="startup"} 2$' \
+    || fail "the startup stage was not measured: $(ctl metrics | grep nodeplane_job_stage)"
   ;;
 sqlite-one-process)
   # Issue 20: a SQLite ledger is one process's: a second nodeplaned on the

@@ -15,7 +15,8 @@
 //        "token_ttl_seconds":N}
 // Control routes (no auth): GET /_fake/log, GET /_fake/jwt_checks,
 // POST /_fake/fault {"match":"regex","status":N,"times":N,"headers":{},
-//                   "delay_ms":N}: the next N matching requests get that,
+//                   "delay_ms":N}: the next N matching requests get that
+//                   (without "status": are held delay_ms, then served),
 // POST /_fake/revoke_tokens, POST /_fake/token_ttl {"seconds":N},
 // POST /_fake/busy {"name":"..","busy":true}.
 // The Actions service of runner scale sets is fake_actions.mjs; its SPEC
@@ -92,8 +93,11 @@ async function api(req, res, url, body) {
   for (const f of faults) {
     if (f.times > 0 && new RegExp(f.match).test(`${req.method} ${entry.path}`)) {
       f.times--;
-      entry.fault = f.status;
+      entry.fault = f.status ?? 'delayed';
       if (f.delay_ms) await new Promise(resolve => setTimeout(resolve, f.delay_ms));
+      // Without a status the request is only held, then served: a slow
+      // answer, as GitHub's take seconds under load.
+      if (f.status === undefined) break;
       return send(res, f.status, { message: 'injected' }, f.headers ?? {});
     }
   }

@@ -59,6 +59,33 @@ function gib(bytes) {
   return (bytes / 1073741824).toFixed(1) + " GiB";
 }
 
+// A link to a GitHub page, shown as text; only an http(s) address becomes
+// a link (a job's strings come from GitHub and are never markup).
+function linkCell(label, url, className) {
+  const td = document.createElement("td");
+  if (className) td.className = className;
+  if (/^https?:\/\//.test(url || "")) {
+    const a = document.createElement("a");
+    a.href = url;
+    a.rel = "noopener noreferrer";
+    a.appendChild(text(label));
+    td.appendChild(a);
+  } else {
+    td.appendChild(text(label));
+  }
+  return td;
+}
+
+function duration(ns) {
+  const s = Math.max(0, Math.round(ns / NS));
+  return s < 120 ? s + " s" : s < 7200 ? Math.round(s / 60) + " min" : Math.round(s / 3600) + " h";
+}
+
+function session(s, now) {
+  if (s.session === "open") return "open";
+  return "down for " + duration(now - s.session_down_since_ns) + (s.session_error ? ": " + s.session_error : "");
+}
+
 function short(id) {
   return id ? id.slice(0, 12) : "";
 }
@@ -125,6 +152,24 @@ async function refresh() {
     document.getElementById("summary").textContent =
       live + " of " + overview.nodes.length + " nodes live · " + overview.leases.length + " open leases · " +
       overview.enrollments.length + " enrollments waiting";
+    const states = {};
+    for (const j of overview.github_jobs) states[j.state] = (states[j.state] || 0) + 1;
+    document.getElementById("github-summary").textContent =
+      ["waiting", "running", "finished"].filter((k) => states[k]).map((k) => states[k] + " " + k).join(" · ") ||
+      "no GitHub job in the last day";
+    fill("github-jobs", overview.github_jobs, (j) => [
+      cell(j.state, "state-" + j.state), linkCell(j.job || j.job_id, j.link), cell(j.repository), cell(j.tier),
+      cell(j.why, "reason-" + j.reason), cell(j.for_s ? duration(j.for_s * NS) : ""), cell(j.node, "mono"),
+    ], "no GitHub job in the last day");
+    fill("scale-sets", overview.scale_sets, (s) => [
+      cell(s.tier), cell(s.scale_set + (s.scale_set_id ? " (#" + s.scale_set_id + ")" : "")),
+      cell(session(s, now), "session-" + s.session),
+      cell(s.github.assigned_jobs + " / " + s.github.running_jobs),
+      cell(s.github.registered_runners + " / " + s.github.busy_runners + " / " + s.github.idle_runners),
+      cell(s.runners + " / " + s.wanted + " / " + s.ceiling),
+      cell(s.disagreement === 0 ? "none" : (s.disagreement > 0 ? "GitHub counts " + s.disagreement + " more"
+        : "GitHub counts " + -s.disagreement + " fewer"), s.disagreement === 0 ? "" : "disagree"),
+    ], "no tier takes jobs from a scale set");
     fill("nodes", overview.nodes, (n) => [
       cell(n.name, "mono"), cell(n.state, "state-" + n.state), cell(n.site), cell(n.provider),
       cell(n.vcpu_used + " / " + n.vcpu), cell(gib(n.memory_used) + " / " + gib(n.memory)), cell(n.leases),
