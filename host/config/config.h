@@ -166,6 +166,9 @@ struct TargetConfig {
   // The forge's web root, for links to a job's run: https://github.com, or
   // https://HOST for GHES (no trailing slash).
   std::string web_url = "https://github.com";
+  // How often each scale set's runners at GitHub are checked against the
+  // leases (registrations left behind are removed); 0: never.
+  Nanos ghost_check = std::chrono::minutes(5);
 };
 
 enum class Interface { kLedger, kJit, kRevocation, kCachePolicy, kJobs };

@@ -298,6 +298,7 @@ class SchemaReader {
     }
     r.Duration("session_retry", t.session_retry);
     r.Duration("poll_timeout", t.poll_timeout);
+    r.Duration("ghost_check", t.ghost_check);
     if (auto v = r.String("web_url"); v.present) {
       if (v.value.rfind("https://", 0) != 0 && v.value.rfind("http://", 0) != 0) {
         diag_.Add(v.where, v.key, "must be an http(s) URL, such as https://github.com");

@@ -6,6 +6,13 @@
 #include "common/units.h"
 
 namespace nodeplane::jobs {
+namespace {
+
+// How far back the leases' job records are read for the nodes that ran
+// the journal's finished jobs: the jobs explained are the last day's.
+constexpr int64_t kEndedLookbackNs = 2 * kDayNs;
+
+}  // namespace
 
 int64_t AdvertisedCeiling(uint32_t max_concurrent, uint32_t vcpu, uint64_t memory, uint32_t max_vcpu,
                           uint64_t max_memory) {
@@ -83,12 +90,18 @@ Result<Fleet> JobIntake::ReadFleet(const std::vector<ports::ForgeJob>& jobs, int
   auto leases = ledger_.ListLeases("");
   if (!leases.ok()) return leases.status();
   f.leases = std::move(*leases);
-  std::set<std::string> open;
-  for (const ports::Lease& l : f.leases) open.insert(l.id);
-  for (const ports::ForgeJob& j : jobs) {  // the node of a runner whose lease has ended
-    if (j.lease_id.empty() || open.count(j.lease_id) || f.ended_lease_node.count(j.lease_id)) continue;
-    if (auto ended = ledger_.JobForLease(j.lease_id); ended.ok() && ended->has_value()) {
-      f.ended_lease_node[j.lease_id] = (*ended)->node;
+  // The node of a runner whose lease has ended, from one read of the
+  // leases' job records (bounded, whatever the journal holds).
+  std::set<std::string> wanted;
+  for (const ports::ForgeJob& j : jobs) {
+    if (!j.lease_id.empty()) wanted.insert(j.lease_id);
+  }
+  for (const ports::Lease& l : f.leases) wanted.erase(l.id);
+  if (!wanted.empty()) {
+    if (auto ended = ledger_.RecentJobs(now_ns - kEndedLookbackNs, kExplainedJobs); ended.ok()) {
+      for (const ports::Job& j : *ended) {
+        if (wanted.count(j.lease_id) != 0) f.ended_lease_node[j.lease_id] = j.node;
+      }
     }
   }
   return f;

@@ -154,6 +154,7 @@ bool ScaleSetListener::EnsureScaleSet(std::stop_token stop, Nanos& backoff) {
       continue;
     }
     scale_set_id_ = set->id;
+    runner_group_id_ = set->runner_group_id;
     log_.Info("jobs.scale_set_ready", {{"tier", tier_.tier}, {"target", tier_.target}, {"scale_set", tier_.scale_set},
                                        {"id", set->id}, {"labels", Joined(set->labels)}});
     // GHES without custom labels keeps only the name: say what runs-on can match.

@@ -56,6 +56,14 @@
 //       the lease done.
 //   J7. While GitHub refuses runner registrations for a rate limit, the
 //       tier launches nothing until the time GitHub named.
+//   J8. Every ScaleSetTier::ghost_check, GitHub's runners of the scale set's
+//       group are compared with the open leases, read after GitHub's list
+//       (a runner is minted only for an open lease, so a runner GitHub
+//       listed whose lease is not open now was left behind). Such a runner
+//       named as ours, not running a job, is removed by its exact id, and
+//       remove_runner refuses one of another scale set. An up lease of the
+//       tier older than ListenerTiming::ghost_grace whose runner GitHub did not list is
+//       reported, never acted on.
 //
 // Thread-safe. Two threads of its own (the queue, the settler); launches and
 // retirements run on threads of their own, at most the tier's ceiling at once.
@@ -93,6 +101,7 @@ struct ScaleSetTier {
   // (github.com); one it still holds at the bound is no message.
   Nanos poll = std::chrono::minutes(2);
   std::string web_url = "https://github.com";  // the target's forge, for links to runs
+  Nanos ghost_check = std::chrono::minutes(5);  // J8; 0: never
 };
 
 struct ListenerTiming {
@@ -101,6 +110,9 @@ struct ListenerTiming {
   Nanos settle_retry = std::chrono::seconds(5);    // the settler's pass, and its first backoff
   Nanos settle_retry_max = std::chrono::minutes(5);
   Nanos reconcile = std::chrono::seconds(10);      // the pool is reconciled at least this often
+  // How old an up lease must be before its runner missing from GitHub's
+  // list is reported (J8): longer than a launch takes to mint and start.
+  Nanos ghost_grace = std::chrono::minutes(1);
 };
 
 struct IntakeCounters {
@@ -141,6 +153,10 @@ struct TierStatus {
   std::string short_why;               // what the escrow said
   int64_t rate_limited_until_ns = 0;   // J7
   std::string rate_limit_why;
+  // The ghost check (J8): when it last ran, what it found.
+  int64_t ghost_checked_at_ns = 0;
+  int64_t ghosts_removed = 0;          // since start
+  std::vector<std::string> runners_missing;  // leases whose runner GitHub did not list, at the last check
 };
 
 class ScaleSetListener {
@@ -151,6 +167,7 @@ class ScaleSetListener {
   // How long a started job still counts as a runner after its lease closed
   // (J1): its completion normally arrives within seconds.
   static constexpr Nanos kRunningGrace = std::chrono::minutes(2);
+
 
   // Everything is borrowed and must outlive the listener.
   ScaleSetListener(ScaleSetTier tier, std::string owner, ports::JobSource& source, ports::Ledger& ledger,
@@ -207,6 +224,10 @@ class ScaleSetListener {
   void SettleFailed(const ports::ForgeJob& j, const Status& s);
   void ObserveStages(const ports::ForgeJob& j, const ports::Job* lease);
 
+  // scale_set_ghosts.cpp: J8.
+  void GhostCheck();
+  void RemoveGhost(const ports::ForgeRunner& r);
+
   ScaleSetTier tier_;
   std::string owner_;
   ports::JobSource& source_;
@@ -217,6 +238,8 @@ class ScaleSetListener {
   IntakeCounters& counters_;
   ListenerTiming timing_;
   std::atomic<int64_t> scale_set_id_{0};
+  std::atomic<int64_t> runner_group_id_{0};  // the scale set's, as GitHub answered
+  int64_t ghost_due_ns_ = 0;                 // the settler's thread only (J8)
 
   mutable std::mutex mu_;
   std::condition_variable_any cv_;

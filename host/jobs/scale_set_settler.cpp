@@ -1,6 +1,7 @@
 // The listener's settler: completions GitHub reported, settled from the job
 // journal (J3 of scale_set_listener.h). Its pass also reconciles the runner
-// pool on a timer, so idle runners are retired while no message comes.
+// pool on a timer, so idle runners are retired while no message comes, and
+// runs the ghost check when due (J8, scale_set_ghosts.cpp).
 #include <algorithm>
 
 #include "common/units.h"
@@ -37,6 +38,10 @@ void ScaleSetListener::SettleOwed(std::stop_token stop) {
       assigned = assigned_;
     }
     if (due && !stop.stop_requested()) Reconcile(assigned, WallNowNs(), stop);
+    if (tier_.ghost_check.count() > 0 && scale_set_id_ != 0 && WallNowNs() >= ghost_due_ns_ && !stop.stop_requested()) {
+      ghost_due_ns_ = WallNowNs() + tier_.ghost_check.count();
+      GhostCheck();
+    }
   }
 }
 

@@ -200,6 +200,26 @@ Status JobsAdapter::RemoveRunner(int64_t scale_set_id, const std::string& runner
   });
 }
 
+Result<std::vector<ports::ForgeRunner>> JobsAdapter::ListRunners(int64_t scale_set_id, int64_t runner_group_id) {
+  if (vt_.list_runners == nullptr) {  // optional
+    return ports::WithVerdict(Status::Refused(who_ + " cannot list a scale set's runners (list_runners)"),
+                              ports::Verdict::kUnsupported);
+  }
+  return calls_.Run([&]() -> Result<std::vector<ports::ForgeRunner>> {
+    std::vector<ports::ForgeRunner> out;
+    PluginError err;
+    np_jobs_runner_sink sink{sizeof(np_jobs_runner_sink), &out, [](void* ctx, const np_jobs_runner_v1* in) -> int32_t {
+                               np_jobs_runner_v1 r = CopyRecord(in);
+                               static_cast<std::vector<ports::ForgeRunner>*>(ctx)->push_back(
+                                   ports::ForgeRunner{r.id, TextOf(r.name), r.online != 0, r.busy != 0});
+                               return 0;
+                             }};
+    np_code rc = vt_.list_runners(self_, scale_set_id, runner_group_id, sink, err.c());
+    if (rc != NP_OK) return err.ToStatus(rc, who_);
+    return out;
+  });
+}
+
 Status JobsAdapter::CloseSession(uint64_t session) {
   return calls_.Run([&]() -> Status {
     PluginError err;

@@ -37,6 +37,7 @@ class JobsAdapter : public ports::JobSource {
   Result<ports::JitRegistration> ScaleSetJit(int64_t scale_set_id, const std::string& runner_name,
                                              const std::string& work_folder) override;
   Status RemoveRunner(int64_t scale_set_id, const std::string& runner_name, int64_t runner_id) override;
+  Result<std::vector<ports::ForgeRunner>> ListRunners(int64_t scale_set_id, int64_t runner_group_id) override;
   Status CloseSession(uint64_t session) override;
   void Cancel(uint64_t session) override;
   std::optional<RateLimit> RateLimitLeft() override;

@@ -192,6 +192,7 @@ Status Daemon::Activate(std::optional<wire::ActiveReplica> leading) {
     tier.session_retry = target->session_retry;
     tier.poll = target->poll_timeout;
     tier.web_url = target->web_url;
+    tier.ghost_check = target->ghost_check;
     scale_sets.push_back(std::move(tier));
   }
   if (!scale_sets.empty()) {

@@ -38,7 +38,7 @@ std::string Labels(const std::string& tier, const char* key = nullptr, const std
 // Each scale set as GitHub counts it beside the control plane's own count,
 // and the jobs waiting by reason (jobs/job_status.h).
 void ScaleSetMetrics(std::string& out, const jobs::JobIntake& intake) {
-  std::map<std::string, double> up, github_jobs, github_runners, ours, apart;
+  std::map<std::string, double> up, github_jobs, github_runners, ours, apart, ghosts, missing;
   for (const auto& [tier, t] : intake.Statuses()) {
     const ports::QueueStatistics& q = t.statistics;
     up[Labels(tier)] = t.session_open ? 1 : 0;
@@ -52,6 +52,8 @@ void ScaleSetMetrics(std::string& out, const jobs::JobIntake& intake) {
     }
     ours[Labels(tier)] = double(t.runners);
     apart[Labels(tier)] = double(q.registered_runners - t.runners);
+    ghosts[Labels(tier)] = double(t.ghosts_removed);
+    missing[Labels(tier)] = double(t.runners_missing.size());
   }
   Gauge(out, "nodeplane_scale_set_session_up", "1 while the tier's scale-set message session is held and answering.", up);
   Gauge(out, "nodeplane_github_jobs", "GitHub's job counts for the tier's scale set, from its latest message.",
@@ -61,6 +63,10 @@ void ScaleSetMetrics(std::string& out, const jobs::JobIntake& intake) {
   Gauge(out, "nodeplane_scale_set_runners", "The runners the control plane counts for the tier (open leases that can take a job).", ours);
   Gauge(out, "nodeplane_scale_set_runners_disagreement",
         "GitHub's registered runners minus the control plane's count, for the tier.", apart);
+  Counter(out, "nodeplane_scale_set_ghosts_removed_total",
+          "Runner registrations GitHub kept that no lease owned, removed by the ghost check.", ghosts);
+  Gauge(out, "nodeplane_scale_set_runners_missing",
+        "Leases of the tier whose runner GitHub did not list at the last ghost check.", missing);
   const jobs::JobIntake::Waits w = intake.waits();
   std::map<std::string, double> entered, waiting, oldest;
   for (const auto& [key, n] : w.entered) {

@@ -68,7 +68,10 @@ json::array ScaleSets(const jobs::JobIntake& intake, int64_t now) {
         {"wanted", t.wanted},
         {"ceiling", t.ceiling},
         {"disagreement", q.registered_runners - t.runners},
-        {"short_since_ns", t.short_since_ns}});
+        {"short_since_ns", t.short_since_ns},
+        {"ghost_checked_at_ns", t.ghost_checked_at_ns},
+        {"ghosts_removed", t.ghosts_removed},
+        {"runners_missing", t.runners_missing.size()}});
   }
   return out;
 }

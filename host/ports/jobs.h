@@ -48,6 +48,13 @@ struct QueuedJob {
   int64_t queued_at_ns = 0, assigned_at_ns = 0, runner_assigned_at_ns = 0, finished_at_ns = 0;
 };
 
+// A runner the forge has registered (ListRunners).
+struct ForgeRunner {
+  int64_t id = 0;
+  std::string name;
+  bool online = false, busy = false;
+};
+
 struct QueueMessage {
   int64_t id = 0;
   QueueStatistics statistics;
@@ -78,6 +85,10 @@ class JobSource {
   // Conflict when it runs a job or is another scale set's; Refused
   // (Verdict::kUnsupported) from a source that cannot remove runners.
   virtual Status RemoveRunner(int64_t scale_set_id, const std::string& runner_name, int64_t runner_id) = 0;
+  // Every runner the forge has in the scale set's runner group (other scale
+  // sets' of the group among them: RemoveRunner checks before it removes);
+  // Refused (Verdict::kUnsupported) from a source that cannot list them.
+  virtual Result<std::vector<ForgeRunner>> ListRunners(int64_t scale_set_id, int64_t runner_group_id) = 0;
   // Ends the session at the forge, so a successor need not wait for it to expire.
   virtual Status CloseSession(uint64_t session) = 0;
   // From any thread, without blocking: a NextMessage in progress on the

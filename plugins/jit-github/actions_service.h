@@ -64,6 +64,13 @@ struct ScaleSet {
   std::vector<std::string> labels;
 };
 
+// A runner as GitHub's REST API lists it (ListRunners).
+struct ListedRunner {
+  int64_t id = 0;
+  std::string name;
+  bool online = false, busy = false;
+};
+
 struct QueueStatistics {
   int64_t available = 0, acquired = 0, assigned = 0, running = 0, registered = 0, busy = 0, idle = 0;
 };
@@ -117,6 +124,9 @@ class ActionsService {
   // not 0, is checked against the name): gone already is success; a runner
   // running a job, or one of another scale set, is NP_CONFLICT.
   void RemoveRunner(int64_t scale_set_id, const std::string& runner_name, int64_t runner_id);
+  // Every runner of the runner group (of the repository, for a repository
+  // target), every page (actions_runners.cpp).
+  std::vector<ListedRunner> ListRunners(int64_t runner_group_id);
   void Close(uint64_t session);
   void Cancel(uint64_t session);
   // What GitHub's REST API last said of the App's rate limit.

@@ -153,10 +153,20 @@ np_code RateLimit(void* self, int64_t* remaining, int64_t* reset_at_ns, np_error
   });
 }
 
+np_code ListRunners(void* self, int64_t /*scale_set_id*/, int64_t runner_group_id, np_jobs_runner_sink out,
+                    np_error* err) {
+  return Guard(err, [&] {
+    for (const ListedRunner& r : Self(self).ListRunners(runner_group_id)) {
+      np_jobs_runner_v1 put{sizeof(np_jobs_runner_v1), r.id, r.name.c_str(), r.online ? 1u : 0u, r.busy ? 1u : 0u};
+      Sunk(out.put(out.ctx, &put), "runner");
+    }
+  });
+}
+
 }  // namespace
 
 const np_jobs_v1 kJobsVtable = {sizeof(np_jobs_v1), &Create,     &Destroy,     &EnsureScaleSet, &OpenSession,
                                 &NextMessage,       &Acknowledge, &Acquire,    &JitConfig,      &CloseSession,
-                                &Cancel,            &RateLimit,   &RemoveRunner};
+                                &Cancel,            &RateLimit,   &RemoveRunner,   &ListRunners};
 
 }  // namespace nodeplane::plugins::github

@@ -447,6 +447,16 @@ int main(void) {
   OFF(np_jobs_id_sink, struct_size);
   OFF(np_jobs_id_sink, ctx);
   OFF(np_jobs_id_sink, put);
+  SIZE(np_jobs_runner_v1);
+  OFF(np_jobs_runner_v1, struct_size);
+  OFF(np_jobs_runner_v1, id);
+  OFF(np_jobs_runner_v1, name);
+  OFF(np_jobs_runner_v1, online);
+  OFF(np_jobs_runner_v1, busy);
+  SIZE(np_jobs_runner_sink);
+  OFF(np_jobs_runner_sink, struct_size);
+  OFF(np_jobs_runner_sink, ctx);
+  OFF(np_jobs_runner_sink, put);
   SIZE(np_jobs_v1);
   OFF(np_jobs_v1, struct_size);
   OFF(np_jobs_v1, create);
@@ -461,5 +471,6 @@ int main(void) {
   OFF(np_jobs_v1, cancel);
   OFF(np_jobs_v1, rate_limit);
   OFF(np_jobs_v1, remove_runner);
+  OFF(np_jobs_v1, list_runners);
   return 0;
 }

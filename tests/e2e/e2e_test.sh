@@ -204,7 +204,8 @@ TOML
 # scale_set_config SPEC_KEYS [two]: the GitHub fake, and the deployment with
 # tier "large" taking scale set np-large's jobs (ceiling $ceiling, default 4)
 # through target acme; with "two", tier "small" taking np-small's too.
-# $session_retry (default 30s) is how long a held session is waited out.
+# $session_retry (default 30s) is how long a held session is waited out;
+# $ghost_check (default 5m) how often GitHub's runners are checked.
 # Poll timing keeps GitHub's ratio, scaled down 60 times: the control plane
 # gives a poll up after 2 s ($poll_timeout; 120 s in production) and the
 # fake holds an idle one 1.47 s (github.com holds ~88 s), unless SPEC_KEYS
@@ -238,7 +239,8 @@ TOML
   done
   mkdir -p -m 1777 "$dir/marks"
   write_acme_target jobs
-  printf 'session_retry = "%s"\npoll_timeout = "%s"\n' "${session_retry:-30s}" "${poll_timeout:-2s}" >"$dir/target-extra"
+  printf 'session_retry = "%s"\npoll_timeout = "%s"\nghost_check = "%s"\n' "${session_retry:-30s}" "${poll_timeout:-2s}" \
+    "${ghost_check:-5m}" >"$dir/target-extra"
   sed -i "/^\[targets.acme\]/r $dir/target-extra" "$dir/nodeplane.toml"
 }
 
@@ -1320,6 +1322,34 @@ for j in json.load(open(sys.argv[1])):
     # first. The job's result is GitHub's either way.
     if shown["phase"] not in ("done", "failed") or shown["forge_result"] != "failed": sys.exit("lease: %s" % shown)
 PY
+  ;;
+scale-set-ghosts)
+  # Issue 49: the ghost check. GitHub keeps a registration no lease owns (a
+  # runner minted, then never started: the fake's ghost); nodeplaned finds it
+  # in GitHub's runner list and removes it by its id, counts it and says so,
+  # while a registration not named as ours and the runners of live jobs are
+  # left alone.
+  ghost_check=1s scale_set_config ''
+  nodes=1 start_scale_set_fleet
+  ghost=np-00000000000000000000000000000bad
+  for name in $ghost someone-elses-runner; do
+    fake /_fake/actions/ghost -X POST -H 'content-type: application/json' \
+      -d "{\"scale_set\":\"np-large\",\"name\":\"$name\"}" >/dev/null || fail "the fake refused the ghost $name"
+  done
+  queue_jobs 2 hold
+  running() { [ "$(ctl --json jobs list | grep -o '"state":"running"' | wc -l)" = 2 ]; }
+  wait_until "both jobs to run" running
+  agents() { fake /_fake/actions/state | python3 -c 'import json,sys; print(" ".join(sorted(a["name"] for a in json.load(sys.stdin)["agents"])))'; }
+  ghost_gone() { local a; a=$(agents) || return 1; ! tr ' ' '\n' <<<"$a" | grep -qx "$ghost"; }
+  wait_until "the ghost to be removed" ghost_gone
+  grep -q "event=jobs.ghost_removed tier=large runner=$ghost runner_id=[0-9]* online=false" "$dir/host.log" \
+    || fail "the removal was not logged: $(grep ghost "$dir/host.log")"
+  agents | grep -q someone-elses-runner || fail "a registration not named as ours was removed: $(agents)"
+  [ "$(agents | tr ' ' '\n' | grep -c '^np-')" = 2 ] || fail "the running jobs' runners are not both registered: $(agents)"
+  ctl metrics | grep -q '^nodeplane_scale_set_ghosts_removed_total{tier="large"} 1$' \
+    || fail "the removal was not counted: $(ctl metrics | grep ghosts)"
+  fake_release
+  expect_each_job_run_once 2
   ;;
 job-reasons)
   # Issue 49: a waiting job says why, on the production path (the fake

@@ -71,6 +71,7 @@
 //          POST /_fake/actions/behaviour {key: value, ...},
 //          POST /_fake/actions/message {scale_set, body}: a raw message body,
 //          POST /_fake/actions/delete_scale_set {scale_set},
+//          POST /_fake/actions/ghost {scale_set, name}: a registration no runner ever used,
 //          POST /_fake/actions/cancel {scale_set}: every job no runner took is cancelled,
 //          POST /_fake/actions/await {event, job_id, count}: parked until "session" (one
 //          is open), "requeued" or "canceled" (some job was), "done" (job job_id
@@ -451,6 +452,7 @@ export function createActions(spec, groupsFor, plainSend) {
     const config = decodeJit(body?.jit);
     const agent = config && agents.get(config.runner_name);
     if (!agent || agent.id !== config.agent_id) return send(res, 401, { message: 'the JIT config is not a registered runner' });
+    agent.online = true;  // it has connected; a registration never used stays offline
     const ss = scaleSets.get(agent.scaleSetId);
     if (url.pathname === '/actions-runner/take') {
       // Parked until a job is assigned to the scale set, or wait_ms passes.
@@ -541,6 +543,15 @@ export function createActions(spec, groupsFor, plainSend) {
       return send(res, 201, { token, expires_at: new Date(Date.now() + 3600 * 1000).toISOString().replace(/\.\d+Z$/, 'Z') });
     },
     handles: path => /^\/actions-(service|queue|runner)\//.test(path),
+    // The scale sets' runners of `account`'s runner group `gid`, as GitHub's
+    // REST runner list shows them (fake_github.mjs lists them).
+    groupRunners(account, gid) {
+      return [...agents.values()].filter(a => {
+        const ss = scaleSets.get(a.scaleSetId);
+        return ss && ss.account === account && ss.runnerGroupId === gid;
+      }).map(a => ({ id: a.id, name: a.name, os: 'Linux', status: a.online ? 'online' : 'offline', busy: a.busy,
+                     ephemeral: true, runner_group_id: gid, labels: [] }));
+    },
     async route(req, res, url, body, base) {
       deleteOffline();
       if (faults.left > 0 && !url.pathname.startsWith('/actions-runner/')) {
@@ -600,6 +611,19 @@ export function createActions(spec, groupsFor, plainSend) {
             behaviour[k] = v;
           }
           return plainSend(res, 204);
+        case 'POST /_fake/actions/ghost': {
+          // A registration left behind: minted (generatejitconfig) for a
+          // runner that never started, as a control plane that crashed
+          // between the mint and the launch leaves one. GitHub keeps it,
+          // offline, until someone removes it ("zombie offline runner
+          // registrations", peers-2026-12.md §2).
+          const ss = named();
+          if (!ss) return plainSend(res, 404, { message: `no scale set ${body?.scale_set}` });
+          const agent = { id: nextId++, name: body.name, scaleSetId: ss.id, busy: false, job: null };
+          agents.set(agent.name, agent);
+          statisticsChanged(ss);
+          return plainSend(res, 200, { id: agent.id });
+        }
         case 'POST /_fake/actions/delete_scale_set': {
           const ss = named();
           if (!ss) return plainSend(res, 404, { message: `no scale set ${body?.scale_set}` });

@@ -144,6 +144,17 @@ async function api(req, res, url, body) {
     const groups = groupsFor(account);
     return send(res, 200, { total_count: groups.length, runner_groups: paginate(url, groups) });
   }
+  if ((m = rest.match(/^runner-groups\/(\d+)\/runners$/)) && req.method === 'GET' && kind !== 'repos') {
+    // GitHub's "List self-hosted runners in a group": {total_count, runners}
+    // with id, name, status (online|offline), busy, labels (REST docs,
+    // actions/self-hosted-runner-groups). A scale set's JIT runners are
+    // self-hosted runners of its runner group, so they are listed too
+    // (assumed from the docs: to be checked on a real org, reference
+    // scale-set-vs-github-clients.md §6).
+    const gid = Number(m[1]);
+    const found = [...list.filter(r => r.runner_group_id === gid), ...actions.groupRunners(account, gid)];
+    return send(res, 200, { total_count: found.length, runners: paginate(url, found) });
+  }
   if (rest === 'runners' && req.method === 'GET') {
     const name = url.searchParams.get('name');
     const found = list.filter(r => name === null || r.name === name);

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <map>
+#include <algorithm>
 #include <thread>
 
 #include "free_port.h"
@@ -177,6 +179,39 @@ TEST_F(JobsGithubTest, AScaleSetRunnerTakesAJobAndItsStartAndCompletionArrive) {
   const std::string log = LogText();
   EXPECT_EQ(log.find(reg->encoded_config), std::string::npos);
   EXPECT_EQ(log.find("RemoteAuth"), std::string::npos);
+}
+
+// The ghost check's list (np_jobs_v1 list_runners): every runner of the
+// scale set's runner group from GitHub's REST list, page after page, with
+// its id, whether it is online and busy; removal then goes by exact id.
+TEST_F(JobsGithubTest, TheRunnersOfTheScaleSetsGroupAreListedWithTheirIdsAndStates) {
+  StartFake();
+  auto& src = Source();
+  const ports::ScaleSet set = Ensure(src);
+  std::map<std::string, int64_t> minted;
+  for (int i = 0; i < 120; ++i) {  // more than one page of 100
+    const std::string name = "np-runner-" + std::to_string(i);
+    auto jit = src.ScaleSetJit(set.id, name, "");
+    ASSERT_TRUE(jit.ok()) << jit.status().ToString();
+    minted[name] = jit->runner_id;
+  }
+  Control("POST", "/_fake/actions/ghost", R"({"scale_set":"np-large","name":"np-left-behind"})");
+  auto listed = src.ListRunners(set.id, set.runner_group_id);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 121u);
+  for (const ports::ForgeRunner& r : *listed) {
+    EXPECT_FALSE(r.online) << r.name;  // no runner process ever connected
+    EXPECT_FALSE(r.busy) << r.name;
+    if (r.name != "np-left-behind") {
+      EXPECT_EQ(r.id, minted.at(r.name)) << r.name;
+    }
+  }
+  EXPECT_EQ(Requests("GET /api/v3/orgs/acme/actions/runner-groups/98/runners\\?per_page=100&page="), 2);
+  const auto ghost = std::find_if(listed->begin(), listed->end(), [](const auto& r) { return r.name == "np-left-behind"; });
+  ASSERT_TRUE(src.RemoveRunner(set.id, ghost->name, ghost->id).ok());
+  auto after = src.ListRunners(set.id, set.runner_group_id);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->size(), 120u);
 }
 
 TEST_F(JobsGithubTest, ExpiredTokensAreRefreshedOnceOnA401) {

@@ -81,6 +81,7 @@ class ScriptedSource : public ports::JobSource {
   std::function<Status(const std::string&)> remove_runner;                             // default: Ok
   std::vector<std::vector<int64_t>> acquired;  // guarded by mu(): every Acquire's ids
   std::vector<std::string> removed;            // guarded by mu(): every RemoveRunner's name
+  std::vector<ports::ForgeRunner> listed;       // guarded by mu(): what ListRunners answers
   std::mutex& mu() { return mu_; }
 
   Result<ports::ScaleSet> EnsureScaleSet(const std::string& name, const std::string&,
@@ -162,7 +163,16 @@ class ScriptedSource : public ports::JobSource {
       std::lock_guard lock(mu_);
       removed.push_back(name);
     }
-    return remove_runner ? remove_runner(name) : Status::Ok();
+    Status s = remove_runner ? remove_runner(name) : Status::Ok();
+    if (s.ok()) {  // GitHub lists it no more
+      std::lock_guard lock(mu_);
+      std::erase_if(listed, [&](const ports::ForgeRunner& r) { return r.name == name; });
+    }
+    return s;
+  }
+  Result<std::vector<ports::ForgeRunner>> ListRunners(int64_t, int64_t) override {
+    std::lock_guard lock(mu_);
+    return listed;
   }
   Status CloseSession(uint64_t) override { return Status::Ok(); }
   void Cancel(uint64_t) override {
@@ -242,6 +252,7 @@ class IntakeFixture : public plane::PlaneTest {
     timing.retry_min = std::chrono::milliseconds(10);
     timing.retry_max = std::chrono::milliseconds(50);
     timing.reconcile = std::chrono::milliseconds(20);
+    timing.ghost_grace = Nanos(0);
     listener_ = std::make_unique<ScaleSetListener>(tier, "test", source, *ledger_sql_, plane_->runner(), log_, nullptr,
                                                    counters_, timing);
   }

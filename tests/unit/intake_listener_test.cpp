@@ -282,6 +282,37 @@ TEST_F(IntakeListenerTest, D4_IdleRunnersBeyondTheJobsAreRemovedAtGithubThenDere
   EXPECT_EQ(counters_.retired.load(), 2u);
 }
 
+// J8: a registration GitHub keeps that no open lease owns is removed by its
+// exact id; the runners of open leases, a busy one, and one not named as
+// ours are left alone; an up lease whose runner GitHub does not list is
+// reported, and nothing is done to it.
+TEST_F(IntakeListenerTest, J8_ARegistrationNoLeaseOwnsIsRemovedAndALeaseWithoutItsRunnerIsReported) {
+  Node("n1");
+  ScaleSetTier tier = Tier();
+  tier.min_idle = 2;
+  tier.ghost_check = std::chrono::milliseconds(10);
+  const std::string ghost = protocol::RunnerNameFor("0123456789abcdef0123456789abcdef");
+  {
+    std::lock_guard lock(source_.mu());
+    source_.listed = {{21, ghost, false, false},
+                      {22, protocol::RunnerNameFor("fedcba9876543210fedcba9876543210"), true, true},  // busy
+                      {23, "someone-elses-runner", false, false}};
+  }
+  Listen(tier, source_);
+  const ports::Lease listed = RunLaunch("n1"), unlisted = RunLaunch("n1");
+  {
+    std::lock_guard lock(source_.mu());
+    source_.listed.push_back({24, RunnerOf(listed), true, false});
+  }
+  ASSERT_TRUE(Eventually([&] {
+    const TierStatus s = listener_->Snapshot();
+    return s.ghosts_removed == 1 && s.runners_missing == std::vector<std::string>{unlisted.id};
+  })) << "ghosts removed " << listener_->Snapshot().ghosts_removed;
+  std::lock_guard lock(source_.mu());
+  EXPECT_EQ(source_.removed, std::vector<std::string>{ghost});
+  EXPECT_FALSE(Deregistered(unlisted.id)) << "a lease missing at GitHub is only reported";
+}
+
 // D4: min_idle runners are kept waiting, and one that takes a job is
 // replaced; after the jobs, the surplus is retired down to min_idle.
 TEST_F(IntakeListenerTest, D4_MinIdleRunnersAreKeptWaitingAndReplaced) {

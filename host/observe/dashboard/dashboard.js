@@ -169,6 +169,8 @@ async function refresh() {
       cell(s.runners + " / " + s.wanted + " / " + s.ceiling),
       cell(s.disagreement === 0 ? "none" : (s.disagreement > 0 ? "GitHub counts " + s.disagreement + " more"
         : "GitHub counts " + -s.disagreement + " fewer"), s.disagreement === 0 ? "" : "disagree"),
+      cell(s.ghost_checked_at_ns ? s.ghosts_removed + " removed · " + s.runners_missing + " missing at GitHub · " +
+        ago(s.ghost_checked_at_ns, now) : "not yet", s.runners_missing ? "disagree" : ""),
     ], "no tier takes jobs from a scale set");
     fill("nodes", overview.nodes, (n) => [
       cell(n.name, "mono"), cell(n.state, "state-" + n.state), cell(n.site), cell(n.provider),

@@ -157,6 +157,22 @@ typedef struct np_jobs_id_sink {
   int32_t (*put)(void* ctx, int64_t id);
 } np_jobs_id_sink;
 
+/* A runner the forge has registered (list_runners). `name` is borrowed until
+ * put returns. */
+typedef struct np_jobs_runner_v1 {
+  uint32_t struct_size;
+  int64_t id;        /* the forge's id of the runner: what remove_runner is given */
+  const char* name;
+  uint32_t online;   /* 1: connected to the forge now */
+  uint32_t busy;     /* 1: running a job */
+} np_jobs_runner_v1;
+
+typedef struct np_jobs_runner_sink {
+  uint32_t struct_size;
+  void* ctx;
+  int32_t (*put)(void* ctx, const np_jobs_runner_v1* runner);
+} np_jobs_runner_sink;
+
 typedef struct np_jobs_v1 {
   uint32_t struct_size;
   np_code (*create)(const np_host_v1* host, const char* config_json, uint64_t config_len, uint32_t flags,
@@ -225,6 +241,20 @@ typedef struct np_jobs_v1 {
    * stops an idle runner's compute, from its pool, as every other call. */
   np_code (*remove_runner)(void* self, int64_t scale_set_id, const char* runner_name, int64_t runner_id,
                            np_error* err);
+
+  /* ---- Appended with the ghost check: OPTIONAL ---- */
+
+  /* Puts, once each, every runner the forge has registered in runner group
+   * `runner_group_id` (the scale set's, as ensure_scale_set put it) of the
+   * plugin's scope, which holds scale set `scale_set_id`'s runners: the
+   * forge may list other scale sets' runners of the group too, and the
+   * host removes one only through remove_runner, which checks. Pages
+   * through the whole list before returning; an outage part way is
+   * NP_UNAVAILABLE and the host uses nothing of what was put. The host
+   * calls it every few minutes per scale set, from its pool, to find
+   * registrations no lease owns (offline runners left behind). */
+  np_code (*list_runners)(void* self, int64_t scale_set_id, int64_t runner_group_id, np_jobs_runner_sink out,
+                          np_error* err);
 } np_jobs_v1;
 
 #ifdef __cplusplus
