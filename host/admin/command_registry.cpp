@@ -59,7 +59,7 @@ std::vector<CommandSpec> Build() {
        {Flag("tier", "--tier", kString, "TIER"), Flag("since_seconds", "--since", kSeconds, "DURATION").Default("86400").Between(1),
         Flag("limit", "--limit", kInt, "N").Default("50").Between(1, 1000)},
        Output::kShow,
-       {"reason", "link", "workflow_ref", "event", "runs_on", "run_id", "request_id", "runner_id", "runner", "lease",
+       {"reason", "link", "workflow", "ref", "workflow_ref", "event", "runs_on", "run_id", "request_id", "runner_id", "runner", "lease",
         "result", "requeues", "settled", "queued_at_ns", "assigned_at_ns", "runner_assigned_at_ns", "completed_at_ns",
         "received_at_ns", "acquired_at_ns", "started_at_ns", "settled_at_ns"}},
       {"jobs.show", "one GitHub job (by its id or its runner's lease): every fact, and its run's link",

@@ -104,7 +104,17 @@ Result<std::string> ShowJob(const Call& c) {
   for (size_t i = 0; i < explained->jobs.size(); ++i) {
     const ports::ForgeJob& j = explained->jobs[i];
     if (j.job_id != id && j.lease_id != id) continue;
-    return Text(JobJson(j, explained->states[i], explained->links[i], c.Now()));
+    json::object out = JobJson(j, explained->states[i], explained->links[i], c.Now());
+    // The control plane's times for the runner that took it, from its lease.
+    if (!j.lease_id.empty()) {
+      if (auto lease = c.deps.ledger->GetLease(j.lease_id); lease.ok()) out["escrowed_at_ns"] = lease->created_at_ns;
+      if (auto record = c.deps.ledger->JobForLease(j.lease_id); record.ok() && record->has_value()) {
+        out["launch_sent_at_ns"] = (*record)->assigned_at_ns;
+        out["runner_started_at_ns"] = (*record)->started_at_ns;
+        out["lease_ended_at_ns"] = (*record)->finished_at_ns;
+      }
+    }
+    return Text(out);
   }
   return Status::NotFound("no job " + id + " in the journal of the last 30 days (the 1000 newest)");
 }

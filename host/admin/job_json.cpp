@@ -8,6 +8,7 @@ namespace json = boost::json;
 json::object JobJson(const ports::ForgeJob& j, const jobs::JobState& s, const std::string& link, int64_t now) {
   json::array runs_on;
   for (const std::string& l : j.request_labels) runs_on.emplace_back(l);
+  const jobs::WorkflowRef workflow = jobs::ParseWorkflowRef(j.workflow_ref);
   return json::object{{"job_id", j.job_id},
                       {"tier", j.tier},
                       {"repository", j.repository},
@@ -18,6 +19,8 @@ json::object JobJson(const ports::ForgeJob& j, const jobs::JobState& s, const st
                       {"why", s.text},
                       {"reason", s.reason},
                       {"link", link},
+                      {"workflow", workflow.file},
+                      {"ref", workflow.ref},
                       {"workflow_ref", j.workflow_ref},
                       {"event", j.event_name},
                       {"runs_on", std::move(runs_on)},

@@ -172,6 +172,14 @@ std::vector<JobState> ExplainJobs(const std::vector<ports::ForgeJob>& jobs, cons
   return out;
 }
 
+WorkflowRef ParseWorkflowRef(const std::string& workflow_ref) {
+  const size_t at = workflow_ref.rfind('@');
+  const size_t dir = workflow_ref.rfind("/.github/workflows/", at);
+  if (at == std::string::npos || dir == std::string::npos) return {};
+  const size_t file = dir + std::string_view("/.github/workflows/").size();
+  return {workflow_ref.substr(file, at - file), workflow_ref.substr(at + 1)};
+}
+
 std::string RunLink(const std::string& web, const ports::ForgeJob& job) {
   const size_t slash = job.repository.find('/');
   if (job.workflow_run_id <= 0 || slash == std::string::npos) return "";

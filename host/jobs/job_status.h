@@ -61,6 +61,14 @@ struct Fleet {
 // every job that may be running (JobIntake::Explain passes the last day's).
 std::vector<JobState> ExplainJobs(const std::vector<ports::ForgeJob>& jobs, const Fleet& fleet);
 
+// A job's workflow file and the git ref it ran for, from GitHub's
+// jobWorkflowRef ("owner/repo/.github/workflows/ci.yml@refs/heads/main" ->
+// "ci.yml", "refs/heads/main"); both "" when it is not of that form.
+struct WorkflowRef {
+  std::string file, ref;
+};
+WorkflowRef ParseWorkflowRef(const std::string& workflow_ref);
+
 // A job's link at GitHub: {web}/{owner}/{repo}/actions/runs/{run id}, ""
 // without a run id or repository. `web` is the forge's web root
 // (https://github.com, or https://HOST for GHES).

@@ -1403,6 +1403,9 @@ PY
   ctl jobs show "$first" | grep -q "^link: https://github.com/acme/widgets/actions/runs/[0-9]*$" \
     || fail "jobs show gives no run link: $(ctl jobs show "$first")"
   ctl jobs show "$first" | grep -q '^runs_on: \["np-large"\]$' || fail "jobs show lacks runs-on: $(ctl jobs show "$first")"
+  for want in '^workflow: ci.yml$' '^ref: refs/heads/main$' '^event: push$' '^runner_started_at_ns: 20' '^launch_sent_at_ns: 20'; do
+    ctl jobs show "$first" | grep -q "$want" || fail "jobs show lacks $want: $(ctl jobs show "$first")"
+  done
   fake /_fake/actions/faults -X POST -H 'content-type: application/json' -d '{"status":503,"count":0}' >/dev/null
   fake_release
   expect_each_job_run_once 2

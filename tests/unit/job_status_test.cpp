@@ -142,6 +142,15 @@ TEST(ExplainJobs, AJobOfATierWithNoListenerSaysSo) {
   EXPECT_EQ(s[0].reason, kReasonUnknownTier);
 }
 
+TEST(ParseWorkflowRef, GivesTheWorkflowFileAndTheRefItRanFor) {
+  const WorkflowRef w = ParseWorkflowRef("acme/app/.github/workflows/ci.yml@refs/pull/12/merge");
+  EXPECT_EQ(w.file, "ci.yml");
+  EXPECT_EQ(w.ref, "refs/pull/12/merge");
+  const WorkflowRef odd = ParseWorkflowRef("not a ref");
+  EXPECT_EQ(odd.file, "");
+  EXPECT_EQ(odd.ref, "");
+}
+
 TEST(RunLink, IsTheRunsPageUnderTheForgesRoot) {
   ports::ForgeJob j = Waiting("j1", 1);
   EXPECT_EQ(RunLink("https://github.com", j), "https://github.com/acme/app/actions/runs/77");
