@@ -73,11 +73,22 @@ struct MetricsConfig {
   // Plain HTTP beyond loopback, said on purpose (the fleet's names and
   // shape are no secret, but they are not everyone's business either).
   bool insecure = false;
+  // Who may read: clients presenting a certificate of client_ca (TLS), or
+  // the bearer token in this file (Authorization: Bearer ...). With either
+  // set, every route but /healthz asks for one of them; a listener beyond
+  // loopback must have one (config_checks.cpp).
+  std::string bearer_token_file;  // SECRET content; "" : none
+  // The Host names (without port) the listener answers to; empty: the
+  // loopback names for a loopback listener (DNS rebinding), any otherwise.
+  std::vector<std::string> hosts;
   // TLS: the operator's certificate and key, or (both empty) the wire's
   // server certificate, which needs [wire.tls].
   struct Tls {
     std::string cert_file;
     std::string key_file;
+    // "deployment" (the deployment CA: nodes' certificates too) or a PEM
+    // file of the CA whose certificates may read; "" : no client certificate.
+    std::string client_ca;
   };
   std::optional<Tls> tls;
 };

@@ -74,11 +74,23 @@ void CheckListeners(const Config& cfg, const ConfigSources& src, Diagnostics& di
       diag.Add(at, "metrics.listen",
                "must not share an address with the node wire or the bootstrap listener; scrapes get a "
                "connection budget of their own, so a scraper can never slow the fleet");
-    } else if (!cfg.metrics.tls && !cfg.metrics.insecure && !LoopbackOnly(cfg.metrics.listen)) {
-      diag.Add(at, "metrics.listen",
-               "\"" + cfg.metrics.listen +
-                   "\" is not a loopback address, and the metrics and dashboard show the fleet's nodes and "
-                   "leases to whoever asks; add [metrics.tls], or insecure = true to serve plain HTTP on purpose");
+    } else if (!LoopbackOnly(cfg.metrics.listen)) {
+      const bool client_certs = cfg.metrics.tls && !cfg.metrics.tls->client_ca.empty();
+      if (!client_certs && cfg.metrics.bearer_token_file.empty()) {
+        diag.Add(at, "metrics.listen",
+                 "\"" + cfg.metrics.listen +
+                     "\" is not a loopback address, and the metrics and dashboard show the fleet's nodes, leases and "
+                     "GitHub jobs to whoever can connect; say who may read: [metrics.tls] client_ca (client "
+                     "certificates) or [metrics] bearer_token_file (Authorization: Bearer)");
+      } else if (!cfg.metrics.tls && !cfg.metrics.insecure) {
+        diag.Add(at, "metrics.listen",
+                 "\"" + cfg.metrics.listen +
+                     "\" is not a loopback address: add [metrics.tls], or insecure = true to send the bearer token "
+                     "in plain HTTP on purpose");
+      }
+    }
+    if (cfg.metrics.tls && cfg.metrics.tls->client_ca == "deployment" && !cfg.wire.tls) {
+      diag.Add(src.metrics_tls, "metrics.tls.client_ca", "\"deployment\" is the deployment CA, which needs [wire.tls]");
     }
     if (cfg.metrics.tls && cfg.metrics.tls->cert_file.empty() && !cfg.wire.tls) {
       diag.Add(src.metrics_tls, "metrics.tls",

@@ -178,10 +178,13 @@ class SchemaReader {
       diag_.Add(r.where(), r.KeyPath("sample_interval"), "must be from 1s to 5m");
     }
     if (auto v = r.Bool("insecure"); v) m.insecure = *v;
+    if (auto v = r.String("bearer_token_file"); v.present) m.bearer_token_file = v.value;
+    if (auto v = r.StringArray("hosts")) m.hosts = *v;
     if (const toml::table* tls = r.SubTable("tls")) {
       TableReader tr(*tls, "metrics.tls", diag_);
       MetricsConfig::Tls c;
       ReadCertificate(tr, c.cert_file, c.key_file);
+      if (auto v = tr.String("client_ca"); v.present) c.client_ca = v.value;
       src_.metrics_tls = tr.where();
       tr.Finish();
       m.tls = std::move(c);

@@ -35,8 +35,11 @@ int FirstOpenableBy(uid_t uid, const std::vector<std::string>& paths, int flags)
     ::_exit(0);
   }
   int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) == 255) return -2;
+  pid_t waited;
+  do {
+    waited = ::waitpid(pid, &status, 0);
+  } while (waited < 0 && errno == EINTR);
+  if (waited != pid || !WIFEXITED(status) || WEXITSTATUS(status) == 255) return -2;
   return WEXITSTATUS(status) - 1;
 }
 
@@ -59,11 +62,6 @@ Status CheckNoAccountIn(const UidRange& r) {
 // can open it or anything in it (its key above all).
 Status CheckStateDir(const std::string& state_dir, uid_t probe_uid) {
   std::error_code ec;
-  if (!fs::exists(state_dir, ec)) {
-    fs::create_directories(state_dir, ec);
-    if (ec) return Status::Invalid("cannot create the state directory " + state_dir + ": " + ec.message());
-    fs::permissions(state_dir, fs::perms::owner_all, ec);
-  }
   std::vector<std::string> paths{state_dir};
   for (const auto& e : fs::directory_iterator(state_dir, ec)) paths.push_back(e.path().string());
   const int readable = FirstOpenableBy(probe_uid, paths, O_RDONLY);
@@ -112,11 +110,13 @@ Result<std::unique_ptr<JobSandbox>> JobSandbox::Open(SandboxOptions options, con
                              "run it as root, or pass --job-uids none to run jobs as this user, unisolated");
     }
     if (Status s = CheckNoAccountIn(*options.uids); !s.ok()) return s;
-    if (Status s = CheckStateDir(state_dir, options.uids->first); !s.ok()) return s;
     fs::create_directories(options.claims_dir, ec);
     if (ec) return Status::Invalid("cannot create " + options.claims_dir + ": " + ec.message());
-  } else {
+  }
+  if (!fs::exists(state_dir, ec)) {
     fs::create_directories(state_dir, ec);
+    if (ec) return Status::Invalid("cannot create the state directory " + state_dir + ": " + ec.message());
+    fs::permissions(state_dir, fs::perms::owner_all, ec);
   }
   fs::create_directories(options.work_root, ec);
   if (ec) return Status::Invalid("cannot create the work root " + options.work_root + ": " + ec.message());
@@ -124,12 +124,33 @@ Result<std::unique_ptr<JobSandbox>> JobSandbox::Open(SandboxOptions options, con
   fs::permissions(options.work_root,
                   fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, ec);
   if (ec) return Status::Invalid("cannot set the mode of " + options.work_root + ": " + ec.message());
-  if (options.uids && FirstOpenableBy(options.uids->first, {options.work_root}, O_PATH | O_DIRECTORY) != 0) {
-    return Status::Invalid("a job (uid " + std::to_string(options.uids->first) + ") cannot reach the work root " +
-                           options.work_root + ": every directory above it must be searchable by others (chmod o+x), "
-                           "or choose another with --work-root");
+  std::unique_ptr<JobSandbox> sandbox(new JobSandbox(std::move(options)));
+  if (sandbox->o_.uids) {
+    if (Status s = sandbox->CheckReach(state_dir); !s.ok()) return s;
   }
-  return std::unique_ptr<JobSandbox>(new JobSandbox(std::move(options)));
+  return sandbox;
+}
+
+// The probes run as a job uid claimed as a job's is: another agent on the
+// host stopping its job's leftovers kills every process of that job's uid,
+// and so never a probe of this one's.
+Status JobSandbox::CheckReach(const std::string& state_dir) {
+  constexpr const char* kProbe = "(the start's probe)";  // never a lease id
+  auto uid = Claim(kProbe, std::nullopt);
+  if (!uid.ok()) return uid.status();
+  Status s = CheckStateDir(state_dir, *uid);
+  if (s.ok()) {
+    const int reached = FirstOpenableBy(*uid, {o_.work_root}, O_PATH | O_DIRECTORY);
+    if (reached == -2) {
+      s = Status::Internal("cannot check the work root's permissions as uid " + std::to_string(*uid));
+    } else if (reached != 0) {
+      s = Status::Invalid("a job (uid " + std::to_string(*uid) + ") cannot reach the work root " + o_.work_root +
+                          ": every directory above it must be searchable by others (chmod o+x), "
+                          "or choose another with --work-root");
+    }
+  }
+  Leave(kProbe);
+  return s;
 }
 
 JobSandbox::~JobSandbox() {

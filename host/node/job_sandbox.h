@@ -86,6 +86,9 @@ class JobSandbox {
   explicit JobSandbox(SandboxOptions options) : o_(std::move(options)) {}
   // Claims the lowest free uid (or `wanted`) for `lease`, in claims_.
   Result<uid_t> Claim(const std::string& lease, std::optional<uid_t> wanted);
+  // At start: no job uid can read the state directory, and one can reach
+  // the work root.
+  Status CheckReach(const std::string& state_dir);
 
   SandboxOptions o_;
   std::mutex mu_;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <condition_variable>
@@ -295,25 +296,18 @@ Status Daemon::OpenMetrics() {
     }
   });
   if (cfg_.metrics.listen.empty()) return Status::Ok();
+  auto access = MetricsAccess();
+  if (!access.ok()) return access.status();
   metrics_routes_ = std::make_unique<observe::ObserveHandler>(
-      observe::Sources{[this] { return Metrics(); }, [this] { return Overview(); }, [this] { return history_.Json(); }});
+      observe::Sources{[this] { return Metrics(); }, [this] { return Overview(); }, [this] { return history_.Json(); }},
+      std::move(*access));
   wire::ListenerOptions o =
       Listener("metrics", cfg_.metrics.listen, cfg_.metrics.max_connections, cfg_.wire.header_timeout);
   o.body_limit = 4096;  // nothing here takes a body
   if (cfg_.metrics.tls) {
-    wire::TlsOptions t;
-    if (!cfg_.metrics.tls->cert_file.empty()) {
-      auto cert = ReadTextFile(cfg_.metrics.tls->cert_file);
-      auto key = ReadTextFile(cfg_.metrics.tls->key_file);
-      if (!cert.ok()) return Because("metrics.tls.cert_file", cert.status());
-      if (!key.ok()) return Because("metrics.tls.key_file", key.status());
-      t.cert_pem = *cert;
-      t.key_pem = *key;
-    } else {
-      t = tls_->tls;  // the wire's server certificate; validation made sure there is one
-      t.require_client_cert = false;
-    }
-    o.tls = std::move(t);
+    auto t = MetricsTls();
+    if (!t.ok()) return t.status();
+    o.tls = std::move(*t);
   }
   metrics_ = std::make_unique<wire::HttpServer>(o, *metrics_routes_, log_);
   if (Status s = metrics_->Start(); !s.ok()) return s;
@@ -322,6 +316,63 @@ Status Daemon::OpenMetrics() {
                                   {"dashboard", std::string(cfg_.metrics.tls ? "https://" : "http://") + o.host + ":" +
                                                     std::to_string(metrics_->port()) + "/dashboard"}});
   return Status::Ok();
+}
+
+// The metrics listener's certificate, and the authority whose client
+// certificates may read (asked for, never required: a bearer token may
+// read instead, and /healthz needs neither).
+Result<wire::TlsOptions> Daemon::MetricsTls() const {
+  const config::MetricsConfig::Tls& c = *cfg_.metrics.tls;
+  wire::TlsOptions t;
+  if (!c.cert_file.empty()) {
+    auto cert = ReadTextFile(c.cert_file);
+    auto key = ReadTextFile(c.key_file);
+    if (!cert.ok()) return Because("metrics.tls.cert_file", cert.status());
+    if (!key.ok()) return Because("metrics.tls.key_file", key.status());
+    t.cert_pem = *cert;
+    t.key_pem = *key;
+  } else {
+    t = tls_->tls;  // the wire's server certificate; validation made sure there is one
+  }
+  t.client_ca_pem.clear();
+  if (c.client_ca == "deployment") {
+    t.client_ca_pem = tls_->authority.trust_bundle_pem();
+  } else if (!c.client_ca.empty()) {
+    auto ca = ReadTextFile(c.client_ca);
+    if (!ca.ok()) return Because("metrics.tls.client_ca", ca.status());
+    t.client_ca_pem = *ca;
+  }
+  t.require_client_cert = false;
+  t.request_client_cert = !t.client_ca_pem.empty();
+  return t;
+}
+
+// Who may read the metrics listener (observe_handler.h, Access).
+Result<observe::Access> Daemon::MetricsAccess() const {
+  observe::Access a;
+  a.client_certificates = cfg_.metrics.tls && !cfg_.metrics.tls->client_ca.empty();
+  if (const std::string& file = cfg_.metrics.bearer_token_file; !file.empty()) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0 && (st.st_mode & 0077) != 0) {
+      return Status::Invalid("metrics.bearer_token_file: " + file +
+                             " can be read by others than its owner; it holds a secret (chmod 600)");
+    }
+    auto token = ReadTextFile(file);
+    if (!token.ok()) return Because("metrics.bearer_token_file", token.status());
+    a.bearer_token = *token;
+    while (!a.bearer_token.empty() && std::isspace(static_cast<unsigned char>(a.bearer_token.back()))) {
+      a.bearer_token.pop_back();
+    }
+    if (a.bearer_token.empty()) return Status::Invalid("metrics.bearer_token_file: " + file + " is empty");
+  }
+  for (std::string h : cfg_.metrics.hosts) {
+    for (char& ch : h) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    a.hosts.push_back(std::move(h));
+  }
+  // A loopback listener answers to loopback names only: a page of another
+  // site that DNS rebinds to 127.0.0.1 reads nothing.
+  if (a.hosts.empty() && config::LoopbackOnly(cfg_.metrics.listen)) a.hosts = {"127.0.0.1", "localhost", "[::1]"};
+  return a;
 }
 
 void Daemon::Stop() {

@@ -80,6 +80,8 @@ class Daemon {
   Status StartWire();
   Status StartAdmin();
   Status OpenMetrics();
+  Result<wire::TlsOptions> MetricsTls() const;
+  Result<observe::Access> MetricsAccess() const;
   // Records one sample of the fleet for the dashboard's last hour.
   void SampleHistory(Histogram::Snapshot& dispatch_before);
 

@@ -570,11 +570,12 @@ Status HttpServer::Impl::ConfigureTlsContext(OSSL_LIB_CTX* library) {
   context.use_certificate_chain(asio::buffer(t.cert_pem), ec);
   if (!ec) context.use_private_key(asio::buffer(t.key_pem), asio::ssl::context::pem, ec);
   if (ec) return Status::Invalid(opts.name + ": the server certificate or key is unusable: " + ec.message());
-  if (t.require_client_cert) {
+  if (t.require_client_cert || t.request_client_cert) {
     if (t.client_ca_pem.empty()) return Status::Invalid(opts.name + ": client certificates need an authority");
     context.add_certificate_authority(asio::buffer(t.client_ca_pem), ec);
     if (ec) return Status::Invalid(opts.name + ": the client authority bundle is unusable: " + ec.message());
-    context.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+    context.set_verify_mode(t.require_client_cert ? asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert
+                                                  : asio::ssl::verify_peer);
   }
   return Status::Ok();
 }

@@ -101,6 +101,9 @@ struct TlsOptions {
   std::string key_pem;   // SECRET
   std::string client_ca_pem;
   bool require_client_cert = false;
+  // Asks for a certificate of client_ca_pem, verifies one that is given
+  // (HttpRequest::peer) and lets a connection without one in.
+  bool request_client_cert = false;
 };
 
 struct ListenerOptions {

@@ -31,22 +31,33 @@ const TierSpec& TierNamed(const Catalog& cat, const std::string& label) {
   return it->second;
 }
 
+// A job record's columns, in JobRow's order. The forge's verdict comes from
+// the job journal: the completion of the job this lease's runner ran (a
+// runner completion names the lease).
+constexpr const char* kJobColumns =
+    "SELECT lease_id, tier, node, conclusion, run_id, request_id, queued_at, assigned_at, started_at, "
+    "finished_at, failure_reason, image_cache, cache_generation, actions_cache, "
+    "COALESCE((SELECT f.result FROM forge_jobs f WHERE f.lease_id = job_history.lease_id AND f.completed_at <> 0 "
+    "ORDER BY f.completed_at DESC LIMIT 1), '') FROM job_history ";
+
+// Every job record `where` selects (its parameters bound from `uses`), in one statement.
+template <typename... U>
+std::vector<JobRow> SelectJobsWhere(Session& s, const std::string& where, U&&... uses) {
+  JobRow j;
+  Query st(s, std::string(kJobColumns) + where, soci::into(j.lease_id), soci::into(j.tier), soci::into(j.node),
+           soci::into(j.conclusion), soci::into(j.run_id), soci::into(j.request_id), soci::into(j.queued_at),
+           soci::into(j.assigned_at), soci::into(j.started_at), soci::into(j.finished_at),
+           soci::into(j.failure_reason), soci::into(j.image_cache), soci::into(j.cache_generation),
+           soci::into(j.actions_cache), soci::into(j.forge_result), std::forward<U>(uses)...);
+  st->execute();
+  std::vector<JobRow> out;
+  while (st->fetch()) out.push_back(j);
+  return out;
+}
+
 // The job record of lease `id`, if it has one.
 std::vector<JobRow> SelectJobs(Session& s, const std::string& id) {
-  JobRow j;
-  // The forge's verdict comes from the job journal: the completion of the
-  // job this lease's runner ran (a runner completion names the lease).
-  s << "SELECT lease_id, tier, node, conclusion, run_id, request_id, queued_at, assigned_at, started_at, "
-       "finished_at, failure_reason, image_cache, cache_generation, actions_cache, "
-       "COALESCE((SELECT f.result FROM forge_jobs f WHERE f.lease_id = job_history.lease_id AND f.completed_at <> 0 "
-       "ORDER BY f.completed_at DESC LIMIT 1), '') FROM job_history WHERE lease_id = :id",
-      soci::into(j.lease_id), soci::into(j.tier), soci::into(j.node), soci::into(j.conclusion), soci::into(j.run_id),
-      soci::into(j.request_id), soci::into(j.queued_at), soci::into(j.assigned_at), soci::into(j.started_at),
-      soci::into(j.finished_at), soci::into(j.failure_reason), soci::into(j.image_cache),
-      soci::into(j.cache_generation), soci::into(j.actions_cache), soci::into(j.forge_result), soci::use(id);
-  std::vector<JobRow> out;
-  if (s.got_data()) out.push_back(j);
-  return out;
+  return SelectJobsWhere(s, "WHERE lease_id = :id", soci::use(id));
 }
 
 }  // namespace
@@ -501,20 +512,9 @@ std::vector<JobRow> SqlLedger::JobForRequest(int64_t request_id) {
 
 std::vector<JobRow> SqlLedger::RecentJobs(int64_t since_ns, uint32_t limit) {
   return Read([&](Session& s) {
-    std::vector<std::string> ids;
-    std::string id;
     const long long since = since_ns, n = std::min<uint32_t>(limit, 1000);
-    Query st(s,
-             "SELECT lease_id FROM job_history WHERE assigned_at >= :s "
-             "ORDER BY assigned_at DESC, lease_id LIMIT :n",
-             soci::into(id), soci::use(since), soci::use(n));
-    st->execute();
-    while (st->fetch()) ids.push_back(id);
-    std::vector<JobRow> out;
-    for (const std::string& lease : ids) {
-      for (JobRow& j : SelectJobs(s, lease)) out.push_back(std::move(j));
-    }
-    return out;
+    return SelectJobsWhere(s, "WHERE assigned_at >= :s ORDER BY assigned_at DESC, lease_id LIMIT :n", soci::use(since),
+                           soci::use(n));
   });
 }
 

@@ -829,6 +829,64 @@ shutdown-bound)
   [ $rc -eq 0 ] || fail "nodeplaned exited $rc on SIGTERM"
   echo "stopped in $took_ms ms"
   ;;
+metrics-access)
+  # Issue 50 (review D14): who may read the metrics listener, on the real
+  # listener. On loopback, a request naming another site's Host (DNS
+  # rebinding from an operator's browser) is refused. Beyond loopback,
+  # nodeplaned asks for a client certificate of the configured CA or the
+  # bearer token on every route but /healthz, refuses a token file others
+  # can read, and answers only the Hosts it is given.
+  write_config metrics
+  start_host
+  m="http://127.0.0.1:$metrics_port"
+  code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+  [ "$(code "$m/api/overview")" = 200 ] || fail "loopback: the dashboard is not served to 127.0.0.1"
+  [ "$(code -H 'Host: localhost:9717' "$m/api/overview")" = 200 ] || fail "loopback: localhost refused"
+  [ "$(code -H 'Host: attacker.example' "$m/api/overview")" = 421 ] || fail "loopback: another site's Host was answered"
+  [ "$(code -H 'Host: attacker.example' "$m/metrics")" = 421 ] || fail "loopback: another site's Host was scraped"
+  # However many watch, the overview costs the ledger about one reading a
+  # second: 50 dashboards asking at once cost what a few readings do.
+  ledger_calls() { curl -fsS "$m/metrics" | sed -n 's/^nodeplane_plugin_call_seconds_count{instance="ledger",interface="ledger"} //p'; }
+  sleep 1.1  # past the overview's age, so the next request reads the ledger (a measurement, not a synchronisation)
+  before=$(ledger_calls); curl -fsS "$m/api/overview" >/dev/null; one=$(( $(ledger_calls) - before ))
+  before=$(ledger_calls)
+  viewers=()
+  for i in $(seq 1 50); do curl -fsS "$m/api/overview" >/dev/null & viewers+=($!); done
+  wait "${viewers[@]}"
+  many=$(( $(ledger_calls) - before ))
+  echo "ledger calls: one overview $one, fifty at once $many"
+  [ "$many" -le $(( 10 * one )) ] || fail "50 overviews cost $many ledger calls, one costs $one"
+  kill -TERM $host; wait $host
+  # Beyond loopback: the deployment CA's certificates, or the token.
+  write_config tls
+  head -c 24 /dev/urandom | base64 >"$dir/metrics.token"
+  chmod 644 "$dir/metrics.token"
+  cat >>"$dir/nodeplane.toml" <<TOML
+[metrics]
+listen = "0.0.0.0:$metrics_port"
+bearer_token_file = "$dir/metrics.token"
+hosts = ["127.0.0.1", "dash.example"]
+[metrics.tls]
+client_ca = "deployment"
+TOML
+  "$bin/nodeplaned" --config "$dir/nodeplane.toml" --plugin-dir "$plugins" 2>"$dir/refused.log" && fail "a token file others can read was used"
+  grep -q "metrics.bearer_token_file: $dir/metrics.token can be read by others than its owner" "$dir/refused.log" \
+    || fail "the refusal does not name the file: $(tail -3 "$dir/refused.log")"
+  chmod 600 "$dir/metrics.token"
+  start_host
+  ctl ca issue reader --out "$dir/reader" >/dev/null || fail "ca issue reader"
+  m="https://127.0.0.1:$metrics_port"
+  tls=(--cacert "$dir/host/ca.pem")
+  [ "$(code "${tls[@]}" "$m/api/overview")" = 401 ] || fail "a client with neither certificate nor token read the dashboard"
+  [ "$(code "${tls[@]}" "$m/metrics")" = 401 ] || fail "a client with neither certificate nor token scraped"
+  [ "$(code "${tls[@]}" -H 'Authorization: Bearer wrong' "$m/metrics")" = 401 ] || fail "a wrong token was taken"
+  [ "$(code "${tls[@]}" "$m/healthz")" = 200 ] || fail "/healthz asks who is asking"
+  [ "$(code "${tls[@]}" -H "Authorization: Bearer $(cat "$dir/metrics.token")" "$m/metrics")" = 200 ] || fail "the token was refused"
+  [ "$(code "${tls[@]}" --cert "$dir/reader/node.crt" --key "$dir/reader/node.key" "$m/api/overview")" = 200 ] \
+    || fail "a certificate of the deployment CA was refused"
+  [ "$(code "${tls[@]}" -H "Authorization: Bearer $(cat "$dir/metrics.token")" -H 'Host: other.example' "$m/metrics")" = 421 ] \
+    || fail "a Host not in [metrics] hosts was answered"
+  ;;
 metrics-scrape)
   # Issue 19: the metrics listener serves the Prometheus text format that
   # promtool accepts, with the families an operator graphs; a real

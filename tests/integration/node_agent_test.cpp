@@ -322,6 +322,44 @@ TEST(NodeAgentRefusal, R01_ARegistrationRefusedWith400StopsTheNode) {
 
 // Review D20: finished jobs' logs are pruned by age when the node starts
 // (and hourly); a recent one is kept.
+// The agent refuses to start (issue 48) when a job uid could read its state
+// directory (its key), or could not reach the work root; each refusal names
+// the path. The probes run as a claimed job uid, so another agent stopping
+// its job's leftovers never kills one (a start refused at random in CI).
+TEST(NodeAgentRefusal, ASandboxAJobCouldEscapeOrNotUseIsRefusedNamingThePath) {
+  if (::geteuid() != 0) GTEST_SKIP() << "job uids need root";
+  std::string tmpl = ::testing::TempDir() + "/np-sandbox-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::string dir = tmpl;
+  ::chmod(dir.c_str(), 0711);
+  node::SandboxOptions o;
+  o.uids = node::UidRange{300900, 300909};
+  o.claims_dir = dir + "/claims";
+  o.work_root = dir + "/work";
+  const std::string state = dir + "/state";
+  std::filesystem::create_directories(state);
+  ::chmod(state.c_str(), 0755);
+  { std::ofstream(state + "/node.key") << "secret"; }
+  ::chmod((state + "/node.key").c_str(), 0644);
+  auto readable = node::JobSandbox::Open(o, state);
+  ASSERT_FALSE(readable.ok());
+  EXPECT_NE(readable.status().message().find("could read " + state), std::string::npos) << readable.status().ToString();
+  ::chmod(state.c_str(), 0700);
+  ::chmod((state + "/node.key").c_str(), 0600);
+  const std::string hidden = dir + "/hidden";
+  std::filesystem::create_directories(hidden);
+  ::chmod(hidden.c_str(), 0700);
+  o.work_root = hidden + "/work";
+  auto unreachable = node::JobSandbox::Open(o, state);
+  ASSERT_FALSE(unreachable.ok());
+  EXPECT_NE(unreachable.status().message().find("cannot reach the work root " + o.work_root), std::string::npos)
+      << unreachable.status().ToString();
+  o.work_root = dir + "/work";
+  auto good = node::JobSandbox::Open(o, state);
+  EXPECT_TRUE(good.ok()) << good.status().ToString();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(NodeAgentRefusal, D20_FinishedJobsLogsOlderThanTheKeepArePruned) {
   Refuser refuser;
   std::string tmpl = ::testing::TempDir() + "/np-logs-XXXXXX";

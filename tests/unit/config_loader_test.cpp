@@ -258,17 +258,33 @@ TEST(ConfigLoader, TheMetricsListenerIsOffUnlessListenIsSet) {
   EXPECT_EQ(on.metrics.listen, "127.0.0.1:9717");
   EXPECT_EQ(on.metrics.sample_interval, std::chrono::seconds(2));
   EXPECT_EQ(on.metrics.max_connections, 64u);
-  Config plain = MustLoad(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\ninsecure = true\n");
+  Config plain = MustLoad(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\ninsecure = true\n"
+                                               "bearer_token_file = \"/etc/m.token\"\nhosts = [\"dash.example\"]\n");
   EXPECT_TRUE(plain.metrics.insecure);
+  EXPECT_EQ(plain.metrics.bearer_token_file, "/etc/m.token");
+  EXPECT_EQ(plain.metrics.hosts, std::vector<std::string>{"dash.example"});
   Config tls = MustLoad(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\n[metrics.tls]\n"
-                                             "cert_file = \"/etc/m.crt\"\nkey_file = \"/etc/m.key\"\n");
+                                             "cert_file = \"/etc/m.crt\"\nkey_file = \"/etc/m.key\"\n"
+                                             "client_ca = \"/etc/operators.pem\"\n");
   ASSERT_TRUE(tls.metrics.tls.has_value());
   EXPECT_EQ(tls.metrics.tls->cert_file, "/etc/m.crt");
+  EXPECT_EQ(tls.metrics.tls->client_ca, "/etc/operators.pem");
+}
+
+// D14: beyond loopback, someone must be asked who they are.
+TEST(ConfigLoader, RefusesMetricsBeyondLoopbackThatAsksNobodyWhoTheyAre) {
+  ExpectError(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\n", "metrics.listen", 7,
+              "say who may read: [metrics.tls] client_ca");
+  ExpectError(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\ninsecure = true\n", "metrics.listen", 7,
+              "say who may read");
+  ExpectError(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\n[metrics.tls]\ncert_file = \"/etc/m.crt\"\n"
+                                   "key_file = \"/etc/m.key\"\n",
+              "metrics.listen", 7, "say who may read");
 }
 
 TEST(ConfigLoader, RefusesPlainMetricsBeyondLoopbackUnlessSaidOnPurpose) {
-  ExpectError(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\n", "metrics.listen", 7,
-              "add [metrics.tls], or insecure = true");
+  ExpectError(std::string(kBase) + "[metrics]\nlisten = \"0.0.0.0:9717\"\nbearer_token_file = \"/etc/t\"\n",
+              "metrics.listen", 7, "add [metrics.tls], or insecure = true");
 }
 
 TEST(ConfigLoader, RefusesMetricsTLSWithNoCertificateToUse) {

@@ -164,7 +164,8 @@ async function refresh() {
     fill("scale-sets", overview.scale_sets, (s) => [
       cell(s.tier), cell(s.scale_set + (s.scale_set_id ? " (#" + s.scale_set_id + ")" : "")),
       cell(session(s, now), "session-" + s.session),
-      cell(s.github.assigned_jobs + " / " + s.github.running_jobs),
+      cell(s.github.available_jobs + " / " + s.github.acquired_jobs + " / " + s.github.assigned_jobs + " / " +
+        s.github.running_jobs),
       cell(s.github.registered_runners + " / " + s.github.busy_runners + " / " + s.github.idle_runners),
       cell(s.runners + " / " + s.wanted + " / " + s.ceiling),
       cell(s.disagreement === 0 ? "none" : (s.disagreement > 0 ? "GitHub counts " + s.disagreement + " more"
