@@ -560,11 +560,15 @@ Status Plane::ReceiveResult(const std::string& node, const std::string& incarnat
       return Status::Ok();
     }
   }
-  // An id this plane does not know: its tombstone was evicted, or the plane
-  // restarted since. A success may be a launch that started compute, so the
-  // node keeps custody of whatever it holds (R03); a failure started nothing.
-  if (result.ok) return TakeCustody();
+  // A node this plane does not know, reporting a command it never
+  // tombstoned (it never registered here, or the plane restarted since), is
+  // told so first (S03): it registers again, and the leases the ledger
+  // places on it are adopted by that registration (R14).
   if (n == nullptr) return Unregistered("node \"" + node + "\" is not registered; register again");
+  // An id this plane does not know from a node it does: its tombstone was
+  // evicted. A success may be a launch that started compute, so the node
+  // keeps custody of whatever it holds (R03); a failure started nothing.
+  if (result.ok) return TakeCustody();
   return Status::Ok();
 }
 

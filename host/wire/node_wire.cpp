@@ -169,7 +169,7 @@ const std::vector<NodeWire::Route>& NodeWire::Routes() {
       {"POST", "/v1/register", "register", G::kNone, true, &NodeWire::Register},
       {"POST", "/v1/nodes/{node}/poll", "poll", G::kNewWork, false, &NodeWire::Poll},
       // Reporting is the handover itself: any process of the node.
-      {"POST", "/v1/nodes/{node}/result", "result", G::kNode, true, &NodeWire::ReportResult},
+      {"POST", "/v1/nodes/{node}/result", "result", G::kResult, true, &NodeWire::ReportResult},
       {"POST", "/v1/nodes/{node}/withdraw", "withdraw", G::kNewWork, true, &NodeWire::Withdraw},
       {"GET", "/v1/nodes/{node}/launched", "launched", G::kNewWork, true, &NodeWire::Launched},
       {"POST", "/v1/nodes/{node}/reconcile", "reconcile", G::kNewWork, true, &NodeWire::Reconcile},
@@ -331,13 +331,18 @@ bool NodeWire::Admit(Guard guard, const std::shared_ptr<Call>& c) {
   if (guard == Guard::kNone) return true;
   if (!Authenticated(c) || !NotRevoked(c)) return false;
   o_.plane->Seen(c->node, c->incarnation);  // every authenticated request is evidence of life (R31)
-  if (guard == Guard::kNewWork) {
-    // An unknown node is answered "unregistered" by the route itself.
-    Status s = o_.plane->CheckIncarnation(c->node, c->incarnation);
-    if (plane::Is(s, plane::kSuperseded)) {
-      c->Fail(s);
-      return false;
-    }
+  // S03: a node the plane does not know is told so before any other
+  // verdict, and registers again; a superseded process is refused new work
+  // only. Two routes decide for themselves: a result goes to the plane,
+  // which still knows the commands it tombstoned for a node whose record is
+  // gone (R03), and a lease's holder keeps renewing it while it registers
+  // again (AdmitLeaseRequest, R19), or its leases would expire meanwhile.
+  const Status known = o_.plane->CheckIncarnation(c->node, c->incarnation);
+  const bool decides_itself = guard == Guard::kResult || guard == Guard::kOwnLease;
+  if ((plane::Is(known, plane::kUnregistered) && !decides_itself) ||
+      (guard == Guard::kNewWork && plane::Is(known, plane::kSuperseded))) {
+    c->Fail(known);
+    return false;
   }
   if (guard == Guard::kOwnLease) {
     if (Status s = o_.plane->AdmitLeaseRequest(c->node, c->incarnation, c->lease); !s.ok()) {

@@ -3,8 +3,11 @@
 // LeaseStore; node_wire.cpp's Routes() is the whole API.
 //
 // Guards (billet-wire.md §3.3):
-//   kNode       any process holding the node's identity (results: reporting
-//               is the handover itself)
+//   kNode       any process holding the node's identity, of a node the plane
+//               knows: an unknown node is answered "unregistered" first (S03)
+//   kResult     kNode, except that an unknown node's result reaches the plane,
+//               which answers custody for a command it tombstoned (R03) and
+//               "unregistered" for any other (reporting is the handover)
 //   kNewWork    the node's current process only (poll, bind, launched,
 //               reconcile, withdraw): 409 superseded otherwise
 //   kOwnLease   whoever Plane::AdmitLeaseRequest admits: the process that
@@ -91,7 +94,7 @@ class NodeWire : public HttpHandler {
 
  private:
   struct Call;  // one request being answered
-  enum class Guard { kNone, kNode, kNewWork, kOwnLease };
+  enum class Guard { kNone, kNode, kResult, kNewWork, kOwnLease };
   using Handler = void (NodeWire::*)(const std::shared_ptr<Call>&);
   struct Route {
     const char* method;

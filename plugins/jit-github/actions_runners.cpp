@@ -14,14 +14,6 @@
 
 namespace nodeplane::plugins::github {
 namespace json = boost::json;
-namespace {
-
-constexpr int kPerPage = 100;
-// More pages than GitHub lets one group hold runners (10,000).
-constexpr int kMaxPages = 100;
-
-}  // namespace
-
 std::vector<ListedRunner> ActionsService::ListRunners(int64_t runner_group_id) {
   const GithubConfig& c = api_.config();
   const std::string path = c.scope == Scope::kRepo ? c.ScopePath() + "/actions/runners"

@@ -41,6 +41,12 @@
 
 namespace nodeplane::plugins::github {
 
+// GitHub's REST lists: the most a page holds, and a bound on pagination so
+// a misbehaving server cannot keep a call forever (100 pages of 100 is
+// more runners than GitHub allows in one group).
+inline constexpr int kPerPage = 100;
+inline constexpr int kMaxPages = 100;
+
 // What a reply that is not a success means for retrying.
 struct Verdict {
   enum Kind { kAnswer, kOutage, kRateLimited, kUnauthorized } kind = kAnswer;

@@ -9,11 +9,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr int kPerPage = 100;
-// A bound on pagination, so a misbehaving server cannot keep a call forever:
-// 100 pages of 100 is more runners than GitHub allows in one group.
-constexpr int kMaxPages = 100;
-
 std::string PercentEncode(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;

@@ -336,6 +336,43 @@ TEST_F(NodeWireJitTest, ARateLimitedMintIs503WithRetryAfter) {
   EXPECT_NE(minted.head.find("Retry-After: 42\r\n"), std::string::npos) << minted.head;
 }
 
+// S03 (issue 50): every route of the node wire answers a node the plane does
+// not know "unregistered" before any other verdict (a result is never
+// answered custody, a renewal never served), so the node registers again.
+TEST_F(NodeWireTest, S03_EveryRouteAnswersAnUnregisteredNodeUnregisteredFirst) {
+  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+  const ports::Lease lease = Assigned();  // n1's: the node asking is not even its holder
+  const std::string lease_base = "/v1/nodes/ghost/leases/" + lease.id;
+  const std::vector<std::pair<std::string, std::string>> calls = {
+      {"POST", "/v1/nodes/ghost/poll"},
+      {"POST", "/v1/nodes/ghost/result"},
+      {"POST", "/v1/nodes/ghost/withdraw"},
+      {"GET", "/v1/nodes/ghost/launched"},
+      {"POST", "/v1/nodes/ghost/reconcile"},
+      {"POST", "/v1/nodes/ghost/renew"},
+      {"GET", "/v1/nodes/ghost/cache-policy?owner=acme&repository=api"},
+      {"POST", "/v1/nodes/ghost/describe"},
+      {"POST", "/v1/nodes/ghost/jit"},
+      {"GET", lease_base},
+      {"POST", lease_base + "/bind"},
+      {"POST", lease_base + "/advance"},
+      {"POST", lease_base + "/heartbeat"},
+      {"POST", lease_base + "/failure"},
+      {"POST", lease_base + "/release"},
+      {"POST", lease_base + "/runner/remove"},
+      {"POST", lease_base + "/runner/recover"},
+      {"POST", lease_base + "/runner/outdated"},
+  };
+  for (const auto& [method, path] : calls) {
+    // A body the route would accept from a registered node.
+    const std::string body = path.find("/result") != std::string::npos ? R"({"id":"0123456789abcdef0123456789abcdef","ok":true})"
+                                                                        : R"({"epoch":0})";
+    Reply r = Send(method, path, method == "POST" ? body : "");
+    EXPECT_EQ(r.status, 401) << method << " " << path << ": " << r.body;
+    EXPECT_NE(r.body.find(R"("code":"unregistered")"), std::string::npos) << method << " " << path << ": " << r.body;
+  }
+}
+
 TEST_F(NodeWireTest, StrictDecodingRefusesUnknownFieldsWrongTypesAndTrailingBytes) {
   for (const std::string& body :
        {RegisterBody("n1", "i1", R"(,"shiny":true)"), std::string(R"({"version":"1"})"),
@@ -543,12 +580,20 @@ TEST_F(NodeWireTest, R43_APollWhoseClientWentAwayIsCancelled) {
 
 // Issue 17 #8 (R03): a launch result the plane does not know (it restarted
 // since) keeps the node's custody; it is never a bare 204.
-TEST_F(NodeWireTest, R03_AResultAfterARestartKeepsCustody) {
-  ASSERT_EQ(Send("POST", "/v1/register", RegisterBody("n1", "i1")).status, 200);
+// A result after a restart, for a command the new plane never sent, is
+// answered "unregistered" (S03), never 204: the node registers again and
+// the lease its launch started is adopted by that registration (R14), while
+// its heartbeats keep the lease renewed meanwhile (R19).
+TEST_F(NodeWireTest, R03_S03_AResultAfterARestartIsAnsweredUnregisteredAndItsLeaseAdopted) {
+  ASSERT_EQ(Send("POST", "/v1/register", NodeRegisterBody("n1", "i1", {})).status, 200);
+  ports::Lease lease = LaunchedOn("n1", "i1", 78);
   RestartPlane();
-  Reply late = Send("POST", "/v1/nodes/n1/result", R"({"id":"0123456789abcdef0123456789abcdef","ok":true})");
-  EXPECT_EQ(late.status, 409) << late.body;
-  EXPECT_NE(late.body.find(R"("code":"custody")"), std::string::npos) << late.body;
+  Reply late = Send("POST", "/v1/nodes/n1/result", R"({"id":"0123456789abcdef0123456789abcdef","ok":true})", "i1");
+  EXPECT_EQ(late.status, 401) << late.body;
+  EXPECT_NE(late.body.find(R"("code":"unregistered")"), std::string::npos) << late.body;
+  EXPECT_EQ(Send("POST", "/v1/nodes/n1/leases/" + lease.id + "/heartbeat", R"({"epoch":0})", "i1").status, 204);
+  ASSERT_EQ(Send("POST", "/v1/register", NodeRegisterBody("n1", "i1", {}), "i1").status, 200);
+  EXPECT_TRUE(plane::PlaneTestPeer(*plane_).Owns(lease.id, "n1", "i1"));
 }
 
 // Issue 17 #10 (R23): once an incarnation was claimed, a registration

@@ -423,13 +423,15 @@ TEST_F(DispatchTest, AnOutdatedRunnersTierIsPausedUntilResumed) {
   EXPECT_TRUE(launch.get().ok());
 }
 
-// R03: a success for an id the plane never knew (its tombstone evicted, or a
-// restart since) keeps custody; a failure started nothing and is ignored.
-TEST_F(DispatchTest, R03_AnUnknownSuccessfulResultKeepsCustody) {
+// R03: a success for an id the plane never knew (its tombstone evicted)
+// keeps custody; a failure started nothing and is ignored. S03: a node the
+// plane does not know (never registered, or a restart since), no tombstone
+// of its naming the command, is told to register again, never 204.
+TEST_F(DispatchTest, R03_S03_AnUnknownSuccessfulResultKeepsCustodyUnlessItsNodeIsUnknown) {
   Reg("n1");
   EXPECT_TRUE(Is(plane_->ReceiveResult("n1", "i1", CommandResult{"nope", true, "", false, "", {}}), kTakeCustody));
   EXPECT_TRUE(plane_->ReceiveResult("n1", "i1", CommandResult{"nope", false, "x", false, "", {}}).ok());
-  EXPECT_TRUE(Is(plane_->ReceiveResult("ghost", "g1", CommandResult{"nope", true, "", false, "", {}}), kTakeCustody));
+  EXPECT_TRUE(Is(plane_->ReceiveResult("ghost", "g1", CommandResult{"nope", true, "", false, "", {}}), kUnregistered));
 }
 
 }  // namespace
