@@ -569,6 +569,8 @@ provides = ["cache_policy"]
 rules_file = "$dir/rules.toml"
 TOML
   start_host
+  start_node n1  # the route answers registered nodes only (S03)
+  wait_until "n1 to register" node_is n1 live
   allowed() { curl -fsS "http://127.0.0.1:$port/v1/nodes/n1/cache-policy?owner=$1&repository=$2"; }
   [ "$(allowed acme secret-ok)" = '{"allowed":true}' ] || fail "the first matching rule did not win"
   [ "$(allowed acme secret-keys)" = '{"allowed":false}' ] || fail "a glob rule did not deny"

@@ -192,6 +192,8 @@ TEST_F(WireTlsTest, S12_DuringARotationBothAuthoritiesAreTrusted) {
 TEST_F(WireTlsTest, S13_TheCachePolicyRouteAnswersFromThePlugin) {
   Start();
   auto c = Client(Issue("n1"));
+  EXPECT_EQ(Call(*c, "GET", "/v1/nodes/n1/cache-policy?owner=good%20corp&repository=x").status, 401);  // S03 first
+  ASSERT_EQ(Register(*c, "n1").status, 200);
   auto denied = Call(*c, "GET", "/v1/nodes/n1/cache-policy?owner=evil&repository=x");
   EXPECT_EQ(denied.status, 200);
   EXPECT_EQ(denied.body, "{\"allowed\":false}\n");
