@@ -17,7 +17,8 @@ namespace nodeplane::loader {
 class JobsAdapter : public ports::JobSource {
  public:
   // Creates the instance named `instance` from `library`'s job source
-  // interface; `max_sessions` bounds the polls that can be parked at once.
+  // interface; `max_sessions` bounds the polls that can be parked at once
+  // (OpenPlugins gives ParkedPollsFor: one per tier the instance serves).
   // With validate_only the plugin only checks `config_json` and the result
   // is null.
   static Result<std::unique_ptr<JobsAdapter>> Create(std::shared_ptr<const PluginLibrary> library,

@@ -1,11 +1,24 @@
 #include "loader/plugin_set.h"
 
+#include <algorithm>
+
 namespace nodeplane::loader {
 
 std::vector<ports::RevocationList*> PluginSet::RevocationLists() const {
   std::vector<ports::RevocationList*> out;
   for (const auto& r : revocation_lists) out.push_back(r.get());
   return out;
+}
+
+unsigned ParkedPollsFor(const config::Config& cfg, const std::string& instance) {
+  unsigned tiers = 0;
+  for (const config::TierConfig& t : cfg.tiers) {
+    if (t.scale_set.empty()) continue;
+    for (const config::TargetConfig& target : cfg.targets) {
+      if (target.name == t.target && target.jobs == instance) ++tiers;
+    }
+  }
+  return std::max(tiers, kMinParkedPolls);
 }
 
 Result<PluginSet> OpenPlugins(const config::Config& cfg, const np_host_v1* host, Logger& log) {
@@ -34,7 +47,7 @@ Result<PluginSet> OpenPlugins(const config::Config& cfg, const np_host_v1* host,
           break;
         }
         case config::Interface::kJobs: {
-          auto a = JobsAdapter::Create(*library, p.name, p.config_json, host, false);
+          auto a = JobsAdapter::Create(*library, p.name, p.config_json, host, false, ParkedPollsFor(cfg, p.name));
           if (a.ok()) set.jobs_instances[p.name] = std::move(*a);
           s = a.status();
           break;

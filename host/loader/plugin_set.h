@@ -30,6 +30,13 @@ struct PluginSet {
   std::vector<ports::RevocationList*> RevocationLists() const;
 };
 
+// How many long polls job source instance `instance` must park at once:
+// one per tier whose target reads its queue through it, so no tier's poll
+// ever waits behind another's (review D16), and never fewer than
+// kMinParkedPolls.
+inline constexpr unsigned kMinParkedPolls = 8;
+unsigned ParkedPollsFor(const config::Config& cfg, const std::string& instance);
+
 // Opens every instance of `cfg.plugins`. An error names the config file, the
 // instance's line and the plugin's own words. `host` must outlive the set.
 Result<PluginSet> OpenPlugins(const config::Config& cfg, const np_host_v1* host, Logger& log);

@@ -10,12 +10,15 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <algorithm>
 #include <thread>
 
+#include "config/config_loader.h"
 #include "free_port.h"
+#include "loader/plugin_set.h"
 #include "jobs_github_fixture.h"
 
 namespace nodeplane {
@@ -246,6 +249,51 @@ TEST_F(JobsGithubTest, CancelEndsAParkedPollAtOnce) {
   EXPECT_EQ(r.status().code(), Code::kUnavailable);
   EXPECT_LT(std::chrono::steady_clock::now() - cancelled, seconds(5));
   EXPECT_TRUE(src.CloseSession(session).ok());  // the session still ends
+}
+
+// Review D16: a target serving more tiers than the adapter's default pool
+// (8) parks every tier's poll at once, as OpenPlugins sizes it from the
+// config: no tier's jobs wait behind another tier's idle poll.
+TEST_F(JobsGithubTest, D16_EveryTiersPollIsParkedAtOnceWhateverTheirNumber) {
+  StartFake(R"(,"poll_hold_ms":30000)");
+  constexpr int kTiers = 9;
+  std::string toml = "deployment = \"d16\"\nstate_dir = \"" + dir_ + "\"\nplugin_dir = \"" + PLUGIN_DIR +
+                     "\"\n[wire]\nlisten = \"127.0.0.1:0\"\n[plugins.ledger]\nlibrary = \"ledger-sqlite\"\n"
+                     "provides = [\"ledger\"]\n[plugins.github]\nlibrary = \"jit-github\"\nprovides = [\"jit\", \"jobs\"]\n"
+                     "[plugins.github.config]\napi_url = \"http://127.0.0.1:" + std::to_string(fake_->port()) +
+                     "/api/v3\"\norganization = \"acme\"\napp_id = 11\nprivate_key_file = \"app-a.pem\"\n"
+                     "[targets.acme]\njit = \"github\"\njobs = \"github\"\n";
+  for (int i = 0; i < kTiers; ++i) {
+    toml += "[tiers.t" + std::to_string(i) + "]\nvcpu = 1\nmemory = \"1GiB\"\nproviders = [\"process\"]\n"
+            "command = [\"/bin/true\"]\ntarget = \"acme\"\nrunner_group = \"builders\"\nscale_set = \"np-t" + std::to_string(i) + "\"\n";
+  }
+  { std::ofstream(dir_ + "/d16.toml") << toml; }
+  auto loaded = config::LoadConfigFile(dir_ + "/d16.toml");
+  ASSERT_TRUE(loaded.config.has_value()) << (loaded.errors.empty() ? "" : loaded.errors.front().ToString());
+  EXPECT_EQ(loader::ParkedPollsFor(*loaded.config, "github"), 9u);
+  auto set = loader::OpenPlugins(*loaded.config, host_->c(), *log_);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  ports::JobSource& src = *set->jobs_by_target.at("acme");
+  std::vector<uint64_t> sessions;
+  for (int i = 0; i < kTiers; ++i) {
+    auto made = src.EnsureScaleSet("np-t" + std::to_string(i), "builders", {"np-t" + std::to_string(i)});
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    auto opened = src.OpenSession(made->id, "d16", nullptr);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    sessions.push_back(*opened);
+  }
+  std::vector<std::future<Result<std::optional<ports::QueueMessage>>>> polls;
+  for (uint64_t session : sessions) {
+    polls.push_back(std::async(std::launch::async, [&src, session] { return src.NextMessage(session, 0, 1, seconds(60)); }));
+  }
+  // Every poll reaches GitHub while none has been answered (the fake holds each 30 s).
+  const auto limit = std::chrono::steady_clock::now() + seconds(20);
+  while (Requests("GET /actions-queue/") < kTiers && std::chrono::steady_clock::now() < limit) std::this_thread::yield();
+  EXPECT_EQ(Requests("GET /actions-queue/"), kTiers) << "a tier's poll waited behind the others";
+  for (auto& p : polls) EXPECT_EQ(p.wait_for(seconds(0)), std::future_status::timeout);
+  for (uint64_t session : sessions) src.Cancel(session);
+  for (auto& p : polls) (void)p.get();
+  for (uint64_t session : sessions) (void)src.CloseSession(session);
 }
 
 TEST_F(JobsGithubTest, AnUndecodableMessageIsReportedWithItsId) {
