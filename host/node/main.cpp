@@ -1,6 +1,6 @@
 // nodeplane-node: the reference node.
 //
-//   nodeplane-node enroll --bootstrap HOST:PORT --ca-fingerprint FP --join-token TOKEN --name NAME --state-dir DIR
+//   nodeplane-node enroll --bootstrap HOST:PORT --ca-fingerprint FP --join-token-file FILE --name NAME --state-dir DIR
 //   nodeplane-node run --server HOST:PORT[,HOST:PORT...] --name NAME --state-dir DIR [--tls] [--server-name NAME]
 //                      [--deployment NAME] [--vcpu N] [--memory SIZE] [--site SITE]
 //                      [--job-uids FIRST-LAST|none] [--work-root DIR] [--job-env NAME[,NAME...]]
@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,13 +34,14 @@
 #include "node/enroll.h"
 #include "node/container_provider.h"
 #include "node/job_sandbox.h"
+#include "common/file_text.h"
 #include "node/node_agent.h"
 #include "node/process_provider.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: nodeplane-node enroll --bootstrap HOST:PORT --ca-fingerprint FP --join-token TOKEN --name NAME "
+    "usage: nodeplane-node enroll --bootstrap HOST:PORT --ca-fingerprint FP --join-token-file FILE --name NAME "
     "--state-dir DIR\n"
     "       nodeplane-node run --server HOST:PORT[,HOST:PORT...] --name NAME --state-dir DIR [--tls]\n"
     "                          [--server-name NAME]\n"
@@ -110,11 +112,24 @@ int main(int argc, char** argv) {
   if (cmd == "enroll") {
     auto at = nodeplane::config::ParseListenAddress(flag("--bootstrap"));
     if (!at.ok()) return Usage("--bootstrap: " + at.status().message());
-    if (flag("--ca-fingerprint").empty() || flag("--join-token").empty()) {
-      return Usage("enroll needs --ca-fingerprint and --join-token");
+    if (flag("--ca-fingerprint").empty() || (flag("--join-token-file").empty() == flag("--join-token").empty())) {
+      return Usage("enroll needs --ca-fingerprint and one of --join-token-file or --join-token");
+    }
+    // The token is a secret: from a file, it never shows in the process
+    // list (/proc/PID/cmdline is world-readable) or in a shell's history.
+    std::string token = flag("--join-token");
+    if (!token.empty()) {
+      log.Warn("enroll.token_on_command_line",
+               {{"why", "any user of this machine can read a command line; use --join-token-file"}});
+    } else {
+      auto read = nodeplane::ReadTextFile(flag("--join-token-file"));
+      if (!read.ok()) return Usage("--join-token-file: " + read.status().message());
+      token = *read;
+      while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+      if (token.empty()) return Usage("--join-token-file: " + flag("--join-token-file") + " is empty");
     }
     nodeplane::node::EnrollOptions o{flag("--name"), at->host, at->port, flag("--ca-fingerprint"),
-                                     flag("--join-token"), flag("--state-dir"), &log};
+                                     token, flag("--state-dir"), &log};
     nodeplane::Status s = nodeplane::node::Enroll(o, stop.get_token());
     if (!s.ok()) {
       log.Error("enroll.failed", {{"error", s.message()}});

@@ -155,10 +155,13 @@ enroll_node() {
   local fp nfp enroll
   fp=$(ctl --json ca show | sed -n 's/.*"fingerprint":"\([^"]*\)".*/\1/p')
   token=$(ctl tokens create --uses 1 --ttl 10m 2>/dev/null)
-  "$bin/nodeplane-node" enroll --bootstrap "127.0.0.1:$boot_port" --ca-fingerprint "$fp" --join-token "$token" \
+  (umask 077 && printf '%s\n' "$token" >"$dir/$1.token")
+  "$bin/nodeplane-node" enroll --bootstrap "127.0.0.1:$boot_port" --ca-fingerprint "$fp" --join-token-file "$dir/$1.token" \
     --name "$1" --state-dir "$dir/$1" 2>>"$dir/$1.log" &
   enroll=$!
   pids+=($enroll)
+  # The token is never on a command line, where every user of the machine reads it.
+  tr '\0' ' ' <"/proc/$enroll/cmdline" | grep -qF -- "$token" && fail "the join token is on the enroll's command line"
   wait_until "a pending enrollment" bash -c "$bin/nodeplanectl --config $dir/nodeplane.toml --json enrollments list | grep -q $1"
   nfp=$(ctl --json enrollments list | sed -n 's/.*"fingerprint":"\([^"]*\)".*/\1/p')
   ctl enrollments approve "$1" --fingerprint "sha256:not-this-one" >/dev/null 2>&1 && fail "a wrong fingerprint was approved"
