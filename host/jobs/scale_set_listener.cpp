@@ -47,7 +47,6 @@ TierStatus InitialStatus(const ScaleSetTier& t) {
   s.web_url = t.web_url;
   s.session_down_since_ns = WallNowNs();
   s.ceiling = t.max_runners;
-  s.min_idle = t.min_idle;
   return s;
 }
 

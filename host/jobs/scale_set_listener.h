@@ -146,7 +146,7 @@ struct TierStatus {
   std::string session_error;           // while not open: GitHub's last refusal ("" before any)
   ports::QueueStatistics statistics;   // GitHub's latest seven counters
   int64_t statistics_at_ns = 0;
-  int64_t ceiling = 0, min_idle = 0;   // the tier's max_runners and min_idle
+  int64_t ceiling = 0;                 // the tier's max_runners
   int64_t runners = 0;                 // the runners counted at the last reconcile (J1)
   int64_t wanted = 0;                  // min(assigned + min_idle, ceiling) then
   int64_t short_since_ns = 0;          // the ledger escrowed fewer runners than wanted since

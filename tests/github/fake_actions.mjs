@@ -452,7 +452,9 @@ export function createActions(spec, groupsFor, plainSend) {
     const config = decodeJit(body?.jit);
     const agent = config && agents.get(config.runner_name);
     if (!agent || agent.id !== config.agent_id) return send(res, 401, { message: 'the JIT config is not a registered runner' });
-    agent.online = true;  // it has connected; a registration never used stays offline
+    // GitHub's REST runner list says "online" for a runner that has connected and "offline"
+    // for one that has not (REST docs, actions/self-hosted-runners, the runner's status).
+    agent.online = true;
     const ss = scaleSets.get(agent.scaleSetId);
     if (url.pathname === '/actions-runner/take') {
       // Parked until a job is assigned to the scale set, or wait_ms passes.

@@ -95,8 +95,9 @@ async function api(req, res, url, body) {
       f.times--;
       entry.fault = f.status ?? 'delayed';
       if (f.delay_ms) await new Promise(resolve => setTimeout(resolve, f.delay_ms));
-      // Without a status the request is only held, then served: a slow
-      // answer, as GitHub's take seconds under load.
+      // Without a status the request is only held, then served. Test
+      // control, not a GitHub behaviour: it keeps a call (a JIT mint) in
+      // flight long enough for a test to see what waits on it.
       if (f.status === undefined) break;
       return send(res, f.status, { message: 'injected' }, f.headers ?? {});
     }
